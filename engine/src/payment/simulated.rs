@@ -1,0 +1,124 @@
+//! The built-in simulated provider, modelled on a real provider's test tokens:
+//! `tok_visa` approves, `tok_chargeDeclined` declines, `tok_slow` settles only
+//! after `slow_settle`, `tok_lost` charges but the reply is lost.
+//!
+//! It keeps its ledger in its own table, as a real provider keeps its own
+//! books: the ledger survives a crash of our server, and a repeated request
+//! with the same idempotency key returns the original payment.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use uuid::Uuid;
+
+use super::*;
+
+#[derive(Debug, Clone)]
+pub struct SimulatedSettings {
+    /// How long a `tok_slow` payment stays processing.
+    pub slow_settle: Duration,
+}
+
+impl Default for SimulatedSettings {
+    fn default() -> Self {
+        Self { slow_settle: Duration::from_secs(8) }
+    }
+}
+
+pub struct SimulatedProvider {
+    pool: sqlx::PgPool,
+    settings: SimulatedSettings,
+}
+
+impl SimulatedProvider {
+    pub fn new(pool: sqlx::PgPool, settings: SimulatedSettings) -> Self {
+        Self { pool, settings }
+    }
+}
+
+fn unreachable(e: sqlx::Error) -> ProviderError {
+    ProviderError::Unreachable(e.to_string())
+}
+
+fn payment_of(provider_ref: String, status: &str) -> ProviderPayment {
+    let status = match status {
+        "succeeded" => PaymentStatus::Succeeded,
+        "processing" => PaymentStatus::Processing,
+        "canceled" => PaymentStatus::Canceled,
+        other => PaymentStatus::Declined { reason: other.trim_start_matches("declined:").to_owned() },
+    };
+    ProviderPayment { provider_ref, status }
+}
+
+#[async_trait]
+impl PaymentProvider for SimulatedProvider {
+    fn name(&self) -> &'static str {
+        "simulated"
+    }
+
+    async fn create_payment(&self, request: &PaymentRequest) -> Result<ProviderPayment, ProviderError> {
+        let (status, settles_in) = match request.payment_token.as_str() {
+            "tok_visa" | "tok_lost" => ("succeeded", None),
+            "tok_slow" => ("processing", Some(self.settings.slow_settle)),
+            "tok_chargeDeclined" => ("declined:your card was declined", None),
+            _ => ("declined:unknown payment token", None),
+        };
+        let settles_in_ms = settles_in.map(|d| d.as_millis() as i64);
+        sqlx::query!(
+            r#"INSERT INTO sim_provider_payments (provider_ref, idempotency_key, amount_cents, payment_token, status, settles_at)
+               VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6::float8 / 1000))
+               ON CONFLICT (idempotency_key) DO NOTHING"#,
+            format!("pi_sim_{}", Uuid::new_v4().simple()),
+            request.idempotency_key,
+            request.amount_cents,
+            request.payment_token,
+            status,
+            settles_in_ms.map(|ms| ms as f64),
+        )
+        .execute(&self.pool)
+        .await
+        .map_err(unreachable)?;
+        let payment = self
+            .find_payment(&request.idempotency_key)
+            .await?
+            .ok_or_else(|| ProviderError::Unreachable("payment vanished".into()))?;
+        if request.payment_token == "tok_lost" {
+            // The charge went through; the answer never reaches us.
+            return Err(ProviderError::Unreachable("connection reset before the reply".into()));
+        }
+        Ok(payment)
+    }
+
+    async fn find_payment(&self, idempotency_key: &str) -> Result<Option<ProviderPayment>, ProviderError> {
+        // A slow payment settles (approves) once its time has come.
+        let row = sqlx::query!(
+            r#"UPDATE sim_provider_payments
+                  SET status = CASE WHEN status = 'processing' AND settles_at <= now() THEN 'succeeded' ELSE status END
+                WHERE idempotency_key = $1
+            RETURNING provider_ref, status"#,
+            idempotency_key
+        )
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(unreachable)?;
+        Ok(row.map(|r| payment_of(r.provider_ref, &r.status)))
+    }
+
+    async fn refund(&self, provider_ref: &str, amount_cents: i64, _idempotency_key: &str) -> Result<ProviderRefund, ProviderError> {
+        // Refunding the full amount twice leaves it refunded once.
+        let row = sqlx::query!(
+            r#"UPDATE sim_provider_payments SET refunded_cents = amount_cents
+                WHERE provider_ref = $1 AND status = 'succeeded' AND amount_cents = $2
+            RETURNING provider_ref"#,
+            provider_ref,
+            amount_cents
+        )
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(unreachable)?;
+        match row {
+            Some(_) => Ok(ProviderRefund { provider_ref: format!("re_{provider_ref}"), status: RefundStatus::Succeeded }),
+            None => Err(ProviderError::Rejected(format!("no captured payment {provider_ref} of {amount_cents}"))),
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! Reconciliation: settles every payment whose outcome the checkout could not
+//! learn in time (slow, lost, or the server died), and retries refunds.
+//!
+//! For each unsettled payment it asks the provider, by the idempotency key:
+//! captured → sell the seats if they are still reserved for it, else refund;
+//! refused → hand the seats back; still unknown past the payment deadline →
+//! let the seats go (recorded), keep asking, refund if the money arrives.
+//! Nothing stays pending forever: a payment the provider never received is
+//! closed as failed after `NOT_RECEIVED_AFTER`.
+
+use std::time::Duration;
+
+use uuid::Uuid;
+
+use crate::checkout::{attempt_refund, mark_pending, settle_success, settle_unpaid, Unpaid};
+use crate::error::Result;
+use crate::payment::PaymentStatus;
+use crate::tokens::token_tag;
+use crate::Engine;
+
+/// A payment the provider has no record of this long after we created it
+/// never reached the provider.
+pub const NOT_RECEIVED_AFTER: Duration = Duration::from_secs(30);
+
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ReconcileStats {
+    pub confirmed: u32,
+    pub refunded: u32,
+    pub failed: u32,
+    pub released: u32,
+    pub still_pending: u32,
+    pub refunds_retried: u32,
+}
+
+pub async fn reconcile_once(engine: &Engine) -> Result<ReconcileStats> {
+    let pool = &engine.pool;
+    let mut stats = ReconcileStats::default();
+    let lease_secs = engine.settings.checkout_lease.as_secs_f64();
+
+    // Unsettled payments whose checkout no live request is working on.
+    let candidates = sqlx::query!(
+        r#"SELECT pi.checkout_id, pi.provider_key, pi.created_at < now() - make_interval(secs => $1) AS "old!"
+           FROM payment_intents pi JOIN checkouts c USING (checkout_id)
+           WHERE pi.settled_at IS NULL AND c.lease_until <= now()
+           ORDER BY pi.updated_at LIMIT 200"#,
+        NOT_RECEIVED_AFTER.as_secs_f64()
+    )
+    .fetch_all(pool)
+    .await?;
+
+    for candidate in candidates {
+        // Claim the checkout's lease so no request or other instance settles it too.
+        let claimed = sqlx::query_scalar!(
+            r#"UPDATE checkouts SET lease_until = now() + make_interval(secs => $2)
+                WHERE checkout_id = $1 AND lease_until <= now() RETURNING checkout_id"#,
+            candidate.checkout_id,
+            lease_secs
+        )
+        .fetch_optional(pool)
+        .await?;
+        if claimed.is_none() {
+            continue;
+        }
+        let result = settle_one(engine, candidate.checkout_id, &candidate.provider_key, candidate.old, &mut stats).await;
+        sqlx::query!("UPDATE checkouts SET lease_until = now() WHERE checkout_id = $1", candidate.checkout_id)
+            .execute(pool)
+            .await?;
+        if let Err(e) = result {
+            tracing::warn!(checkout_id = %candidate.checkout_id, error = %e, "reconciling checkout failed; will retry");
+        }
+    }
+
+    // Refunds the provider has not confirmed yet.
+    let refunds = sqlx::query_scalar!(
+        "SELECT refund_id FROM refunds WHERE status <> 'succeeded' AND updated_at < now() - interval '1 second' LIMIT 200"
+    )
+    .fetch_all(pool)
+    .await?;
+    for refund_id in refunds {
+        stats.refunds_retried += 1;
+        if let Err(e) = attempt_refund(engine, refund_id).await {
+            tracing::warn!(%refund_id, error = %e, "refund retry failed");
+        }
+    }
+
+    // Checkouts whose request died before reserving anything: close them so
+    // their key answers instead of hanging "in flight" forever.
+    let abandoned = sqlx::query_scalar!(
+        r#"UPDATE checkouts c
+              SET state = 'failed', lease_until = now(), updated_at = now(),
+                  response_body = jsonb_build_object('outcome', 'failed', 'checkout_id', c.checkout_id,
+                                                     'reason', 'the checkout was interrupted before payment')
+            WHERE c.state = 'processing' AND c.lease_until < now() - make_interval(secs => $1)
+              AND NOT EXISTS (SELECT 1 FROM payment_intents pi WHERE pi.checkout_id = c.checkout_id)
+        RETURNING c.checkout_id"#,
+        NOT_RECEIVED_AFTER.as_secs_f64()
+    )
+    .fetch_all(pool)
+    .await?;
+    stats.failed += abandoned.len() as u32;
+    Ok(stats)
+}
+
+async fn settle_one(engine: &Engine, checkout_id: Uuid, provider_key: &str, old: bool, stats: &mut ReconcileStats) -> Result<()> {
+    let pool = &engine.pool;
+    match engine.provider.find_payment(provider_key).await {
+        Ok(Some(payment)) => match payment.status {
+            PaymentStatus::Succeeded => {
+                match settle_success(engine, checkout_id, &payment.provider_ref).await? {
+                    crate::checkout::CheckoutOutcome::Confirmed { .. } => stats.confirmed += 1,
+                    _ => stats.refunded += 1,
+                }
+            }
+            PaymentStatus::Declined { reason } => {
+                settle_unpaid(pool, checkout_id, Unpaid::Failed(reason)).await?;
+                stats.failed += 1;
+            }
+            PaymentStatus::Canceled => {
+                settle_unpaid(pool, checkout_id, Unpaid::Failed("payment canceled".into())).await?;
+                stats.failed += 1;
+            }
+            PaymentStatus::Processing => {
+                mark_pending(pool, checkout_id, Some(&payment.provider_ref), "processing", None).await?;
+                stats.released += release_past_deadline(pool, checkout_id).await?;
+                stats.still_pending += 1;
+            }
+        },
+        Ok(None) if old => {
+            settle_unpaid(pool, checkout_id, Unpaid::Failed("the payment never reached the provider".into())).await?;
+            stats.failed += 1;
+        }
+        Ok(None) => stats.still_pending += 1,
+        Err(e) => {
+            tracing::warn!(%checkout_id, error = %e, "payment provider unreachable during reconciliation");
+            stats.released += release_past_deadline(pool, checkout_id).await?;
+            stats.still_pending += 1;
+        }
+    }
+    Ok(())
+}
+
+/// Past the payment deadline, seats reserved for an unresolved payment go back
+/// on sale. The decision is recorded on the payment; if the money arrives
+/// later it is refunded (see `settle_success`).
+async fn release_past_deadline(pool: &sqlx::PgPool, checkout_id: Uuid) -> Result<u32> {
+    let mut tx = pool.begin().await?;
+    let hold = sqlx::query!(
+        "SELECT h.hold_id, h.hold_token FROM checkouts c JOIN holds h USING (hold_id) WHERE c.checkout_id = $1",
+        checkout_id
+    )
+    .fetch_one(&mut *tx)
+    .await?;
+    let released = sqlx::query_scalar!(
+        r#"WITH freed AS (
+               UPDATE seats
+                  SET state = 'available', hold_id = NULL, hold_token = NULL, holder_id = NULL,
+                      hold_expires_at = NULL, version = nextval('seat_version_seq')
+                WHERE hold_id = $1 AND hold_token = $2 AND state = 'payment_pending' AND hold_expires_at <= now()
+            RETURNING event_id, seat_id, version
+           ), logged AS (
+               INSERT INTO seat_events (event_id, seat_id, version, from_state, to_state, hold_id, token_tag, reason)
+               SELECT event_id, seat_id, version, 'payment_pending', 'available', $1, $3, 'payment_deadline' FROM freed
+           )
+           SELECT count(*) AS "n!" FROM freed"#,
+        hold.hold_id,
+        hold.hold_token,
+        token_tag(&hold.hold_token),
+    )
+    .fetch_one(&mut *tx)
+    .await?;
+    if released > 0 {
+        sqlx::query!(
+            "UPDATE payment_intents SET seats_released_at = now(), updated_at = now() WHERE checkout_id = $1",
+            checkout_id
+        )
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query!("UPDATE holds SET state = 'expired', ended_at = now() WHERE hold_id = $1", hold.hold_id)
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await?;
+    Ok(released as u32)
+}

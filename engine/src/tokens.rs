@@ -1,0 +1,31 @@
+//! Unguessable tokens and their fingerprints.
+
+use rand::RngCore;
+use sha2::{Digest, Sha256};
+
+/// A fresh fencing token for a hold: 128 random bits, hex encoded.
+pub(crate) fn hold_token() -> String {
+    random_hex(16)
+}
+
+/// A ticket code: what the QR code carries and the gate scans.
+pub(crate) fn ticket_code() -> String {
+    random_hex(12).to_uppercase()
+}
+
+/// A short, one-way tag of a token for the audit log, so the log shows which
+/// token acted without ever storing a usable token.
+pub(crate) fn token_tag(token: &str) -> String {
+    let digest = Sha256::digest(token.as_bytes());
+    hex::encode(&digest[..6])
+}
+
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+fn random_hex(len: usize) -> String {
+    let mut buf = vec![0u8; len];
+    rand::rngs::OsRng.fill_bytes(&mut buf);
+    hex::encode(buf)
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs whatever the build and the tests need and is missing. Safe to re-run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/toolchain.sh
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+apt_packages=()
+need_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed" || apt_packages+=("$1"); }
+if [ "$FRONTROW_WASM_MODE" = debian ]; then
+  need_pkg rustc-web; need_pkg cargo-web; need_pkg rust-web-src; need_pkg lld-22
+fi
+command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_pkg postgresql
+need_pkg chromium
+command -v node >/dev/null 2>&1 || { need_pkg nodejs; need_pkg npm; }
+command -v make >/dev/null 2>&1 || need_pkg make
+command -v cc >/dev/null 2>&1 || need_pkg gcc
+if [ ${#apt_packages[@]} -gt 0 ]; then
+  echo "setup: installing ${apt_packages[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${apt_packages[@]}"
+  # rustc-web puts cargo/rustc in /usr/bin; re-read the toolchain choice.
+  source scripts/toolchain.sh
+fi
+
+# wasm-bindgen's CLI must match the wasm-bindgen crate in Cargo.lock exactly.
+wb_version=$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/version = |"/, ""); print; exit}' Cargo.lock)
+if ! wasm-bindgen --version 2>/dev/null | grep -q " $wb_version\$"; then
+  echo "setup: installing wasm-bindgen-cli $wb_version"
+  cargo install wasm-bindgen-cli --version "$wb_version" --locked \
+    || cargo install wasm-bindgen-cli --version "$wb_version"
+fi
+
+# Playwright (without its browser download: Debian's chromium is used) and
+# binaryen's wasm-opt come from npm.
+if [ ! -x end2end/node_modules/.bin/playwright ] || [ ! -x end2end/node_modules/.bin/wasm-opt ] \
+   || [ end2end/package-lock.json -nt end2end/node_modules/.package-lock.json ]; then
+  echo "setup: installing end2end npm packages"
+  (cd end2end && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund)
+fi

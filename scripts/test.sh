@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Builds everything and runs every test: Rust (unit + integration, against a
+# private PostgreSQL unless DATABASE_URL is set) and Playwright in Chromium.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/toolchain.sh
+
+scripts/build.sh
+
+echo "test: cargo test"
+cargo test --workspace --no-fail-fast
+
+echo "test: end-to-end (Playwright, Chromium)"
+(cd end2end && npx playwright test)
+
+echo "test: audit of the end-to-end database"
+target/debug/frontrow --data-dir target/e2e-data --pg-port 54331 audit
+
+# The test clusters are private to this checkout; stop them so nothing is left running.
+for dir in target/test-pg/pg/data target/e2e-data/pg/data; do
+  [ -f "$dir/postmaster.pid" ] || continue
+  owner=$(stat -c %U "$dir")
+  bin=$(dirname "$(command -v pg_ctl || ls /usr/lib/postgresql/*/bin/pg_ctl | tail -n1)")
+  if [ "$(id -u)" -eq 0 ] && [ "$owner" != root ]; then
+    runuser -u "$owner" -- "$bin/pg_ctl" -D "$dir" stop -m fast >/dev/null || true
+  else
+    "$bin/pg_ctl" -D "$dir" stop -m fast >/dev/null || true
+  fi
+done
+echo "test: all green"

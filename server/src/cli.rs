@@ -1,0 +1,138 @@
+//! The `frontrow` command line: serve, migrate, seed-demo, user, audit.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use frontrow_engine::accounts::{self, NewUser};
+use frontrow_engine::model::Role;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{Cli, Command, DatabaseArgs, ServeArgs, UserCommand};
+use crate::pgcluster::PrivateCluster;
+use crate::startup::{connect, migrate, Application};
+use crate::{demo, telemetry};
+
+pub async fn run() -> ExitCode {
+    let cli = Cli::parse();
+    telemetry::init();
+    match execute(cli).await {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The database to use: DATABASE_URL, or the private cluster (started if needed).
+async fn database(args: &DatabaseArgs) -> Result<(String, Option<PrivateCluster>)> {
+    match &args.database_url {
+        Some(url) => Ok((url.clone(), None)),
+        None => {
+            let cluster = PrivateCluster::ensure(&args.data_dir, args.pg_port).await?;
+            cluster.create_database("frontrow").await?;
+            Ok((cluster.url("frontrow"), Some(cluster)))
+        }
+    }
+}
+
+async fn execute(cli: Cli) -> Result<ExitCode> {
+    let (url, cluster) = database(&cli.database).await?;
+    let pool = connect(&url, cli.database.db_pool).await?;
+    migrate(&pool).await?;
+    let outcome = command(cli.command.unwrap_or_else(|| Command::Serve(Box::default())), &cli.database, pool.clone()).await;
+    pool.close().await;
+    if let Some(cluster) = cluster.filter(|c| c.started_here()) {
+        cluster.stop().await.context("stopping the private PostgreSQL")?;
+    }
+    outcome
+}
+
+async fn command(command: Command, db: &DatabaseArgs, pool: sqlx::PgPool) -> Result<ExitCode> {
+    match command {
+        Command::Serve(args) => serve(*args, db, pool).await?,
+        Command::Migrate => println!("migrations applied"),
+        Command::SeedDemo => {
+            let event_id = demo::seed(&pool).await?;
+            println!("demo event {event_id} ({})", demo::DEMO_EVENT_NAME);
+            println!("demo staff login: {} / {}", demo::DEMO_STAFF_EMAIL, demo::DEMO_STAFF_PASSWORD);
+        }
+        Command::User(UserCommand::Create { email, password, role, name }) => {
+            let role: Role = role.parse().map_err(anyhow::Error::msg)?;
+            let name = name.unwrap_or_else(|| email.split('@').next().unwrap_or("user").to_owned());
+            let user = accounts::create_user(&pool, NewUser { email: &email, password: &password, name: &name, role }).await?;
+            println!("created {} {} ({:?})", user.user_id, user.email, user.role);
+        }
+        Command::Audit { event } => {
+            let report = frontrow_engine::audit::audit(&pool, event).await?;
+            println!("{}", serde_json::to_string_pretty(&report)?);
+            let violations = report.violations();
+            if !violations.is_empty() {
+                for v in violations {
+                    eprintln!("VIOLATION: {v}");
+                }
+                return Ok(ExitCode::FAILURE);
+            }
+            println!("audit: no violations");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn serve(mut args: ServeArgs, db: &DatabaseArgs, pool: sqlx::PgPool) -> Result<()> {
+    if args.secret.is_none() {
+        args.secret = Some(load_or_create_secret(&db.data_dir)?);
+    }
+    let app = Application::build(args, pool).await?;
+    println!("frontrow listening on http://{}", app.local_addr());
+    let shutdown = CancellationToken::new();
+    tokio::spawn({
+        let shutdown = shutdown.clone();
+        async move {
+            wait_for_signal().await;
+            tracing::info!("shutting down");
+            shutdown.cancel();
+        }
+    });
+    app.run_until(shutdown).await
+}
+
+async fn wait_for_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => return std::future::pending().await,
+        };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+}
+
+/// The signing secret, generated once and kept (mode 0600) in the data dir.
+fn load_or_create_secret(data_dir: &Path) -> Result<String> {
+    let path = data_dir.join("secret");
+    if let Ok(existing) = std::fs::read_to_string(&path) {
+        if !existing.trim().is_empty() {
+            return Ok(existing.trim().to_owned());
+        }
+    }
+    std::fs::create_dir_all(data_dir)?;
+    let mut bytes = [0u8; 32];
+    rand::RngCore::fill_bytes(&mut rand::rngs::OsRng, &mut bytes);
+    let secret = hex::encode(bytes);
+    std::fs::write(&path, &secret).with_context(|| format!("writing {}", path.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
+    }
+    Ok(secret)
+}

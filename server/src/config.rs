@@ -1,0 +1,142 @@
+//! Typed configuration: every setting is an environment variable and a flag.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(name = "frontrow", version, about = "Ticketing for flash on-sales: server and admin tool")]
+pub struct Cli {
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the web app and the JSON API (the default).
+    Serve(Box<ServeArgs>),
+    /// Apply database migrations and exit.
+    Migrate,
+    /// Create the demo venue and event (idempotent) and a demo staff account.
+    SeedDemo,
+    /// Manage accounts.
+    #[command(subcommand)]
+    User(UserCommand),
+    /// Check the booking invariants; exits non-zero on any violation.
+    Audit {
+        /// Audit one event only.
+        #[arg(long)]
+        event: Option<uuid::Uuid>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UserCommand {
+    /// Create an account (staff and admin accounts are only made this way).
+    Create {
+        #[arg(long)]
+        email: String,
+        #[arg(long)]
+        password: String,
+        #[arg(long, default_value = "fan")]
+        role: String,
+        #[arg(long)]
+        name: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DatabaseArgs {
+    /// PostgreSQL URL. Unset: a private cluster under the data dir is created and started.
+    #[arg(long, env = "DATABASE_URL", global = true)]
+    pub database_url: Option<String>,
+    /// Where the private cluster and the generated secret live.
+    #[arg(long, env = "FRONTROW_DATA_DIR", default_value = "./.data", global = true)]
+    pub data_dir: PathBuf,
+    /// Port of the private cluster (it listens on a unix socket in the data dir only).
+    #[arg(long, env = "FRONTROW_PG_PORT", default_value_t = 54329, global = true)]
+    pub pg_port: u16,
+    /// Maximum database connections of this process.
+    #[arg(long, env = "FRONTROW_DB_POOL", default_value_t = 32, global = true)]
+    pub db_pool: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Switch {
+    On,
+    Off,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProviderKind {
+    /// The built-in simulated provider (test tokens).
+    Simulated,
+    /// A PaymentIntents-style HTTP API at FRONTROW_PAYMENT_API_URL.
+    Http,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    #[arg(long, env = "FRONTROW_ADDR", default_value = "127.0.0.1:3000")]
+    pub addr: SocketAddr,
+    /// Signs admission tokens; generated and kept in the data dir when unset.
+    #[arg(long, env = "FRONTROW_SECRET", hide_env_values = true)]
+    pub secret: Option<String>,
+    #[arg(long, env = "FRONTROW_RATE_LIMITS", value_enum, default_value = "on")]
+    pub rate_limits: Switch,
+    /// Requests per second allowed per client address on the rate-limited calls.
+    #[arg(long, env = "FRONTROW_RATE_PER_SECOND", default_value_t = 20)]
+    pub rate_per_second: u32,
+    /// Public base URL; an https URL marks session cookies Secure.
+    #[arg(long, env = "FRONTROW_PUBLIC_URL")]
+    pub public_url: Option<String>,
+    /// Built site (hydration bundle, CSS, public files).
+    #[arg(long, env = "FRONTROW_SITE_ROOT", default_value = "target/site")]
+    pub site_root: PathBuf,
+    #[arg(long, env = "FRONTROW_PAYMENT_PROVIDER", value_enum, default_value = "simulated")]
+    pub payment_provider: ProviderKind,
+    #[arg(long, env = "FRONTROW_PAYMENT_API_URL")]
+    pub payment_api_url: Option<String>,
+    #[arg(long, env = "FRONTROW_PAYMENT_API_KEY", hide_env_values = true)]
+    pub payment_api_key: Option<String>,
+    /// How long checkout waits for the provider before answering 202 pending.
+    #[arg(long, env = "FRONTROW_CHECKOUT_WAIT_MS", default_value_t = 3000)]
+    pub checkout_wait_ms: u64,
+    /// How long seats stay reserved for a payment whose outcome is unknown.
+    #[arg(long, env = "FRONTROW_PAYMENT_GRACE_SECS", default_value_t = 600)]
+    pub payment_grace_secs: u64,
+    /// How long a tok_slow payment of the simulated provider takes to settle.
+    #[arg(long, env = "FRONTROW_SIM_SLOW_MS", default_value_t = 8000)]
+    pub sim_slow_ms: u64,
+    #[arg(long, env = "FRONTROW_REAPER_INTERVAL_MS", default_value_t = 1000)]
+    pub reaper_interval_ms: u64,
+    #[arg(long, env = "FRONTROW_RECONCILE_INTERVAL_MS", default_value_t = 2000)]
+    pub reconcile_interval_ms: u64,
+    /// Test-only fault injection: `abort_after_checkout_commit` kills the
+    /// process after a sale is committed and before the reply is sent.
+    #[arg(long, env = "FRONTROW_FAILPOINT", hide = true)]
+    pub failpoint: Option<String>,
+}
+
+impl Default for ServeArgs {
+    fn default() -> Self {
+        // The flag defaults, without reading the environment.
+        match Cli::try_parse_from(["frontrow", "serve"]).map(|c| c.command) {
+            Ok(Some(Command::Serve(args))) => *args,
+            _ => unreachable!("the serve defaults always parse"),
+        }
+    }
+}
+
+impl ServeArgs {
+    pub fn checkout_wait(&self) -> Duration {
+        Duration::from_millis(self.checkout_wait_ms)
+    }
+    pub fn secure_cookies(&self) -> bool {
+        self.public_url.as_deref().is_some_and(|u| u.starts_with("https://"))
+    }
+}

@@ -1,0 +1,12 @@
+//! The frontrow server: configuration, the private PostgreSQL cluster, the
+//! JSON API, Leptos SSR, background tasks and the command line.
+
+pub mod api;
+pub mod cli;
+pub mod config;
+pub mod demo;
+pub mod pgcluster;
+pub mod startup;
+pub mod state;
+pub mod tasks;
+pub mod telemetry;

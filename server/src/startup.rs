@@ -1,0 +1,165 @@
+//! Building and running the application: database, engine, background tasks,
+//! router. Tests spawn it exactly as `frontrow serve` does.
+
+use std::net::SocketAddr;
+use std::num::NonZeroU32;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use axum::http::{HeaderName, Request};
+use axum::Router;
+use frontrow_engine::payment::{HttpProvider, SimulatedProvider, SimulatedSettings};
+use frontrow_engine::{Engine, EngineSettings, PaymentProvider};
+use leptos::config::LeptosOptions;
+use leptos_axum::{generate_route_list, LeptosRoutes};
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use sqlx::postgres::PgPoolOptions;
+use sqlx::PgPool;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
+use tower_sessions::cookie::SameSite;
+use tower_sessions::{Expiry, SessionManagerLayer};
+use tower_sessions_sqlx_store::PostgresStore;
+
+use crate::api;
+use crate::config::{ProviderKind, ServeArgs, Switch};
+use crate::state::AppState;
+use crate::tasks;
+
+pub async fn connect(database_url: &str, max_connections: u32) -> Result<PgPool> {
+    PgPoolOptions::new()
+        .max_connections(max_connections)
+        .acquire_timeout(Duration::from_secs(10))
+        .connect(database_url)
+        .await
+        .context("connecting to PostgreSQL")
+}
+
+pub async fn migrate(pool: &PgPool) -> Result<()> {
+    frontrow_engine::MIGRATOR.run(pool).await.context("running migrations")?;
+    let store = PostgresStore::new(pool.clone());
+    store.migrate().await.context("creating the session table")?;
+    Ok(())
+}
+
+/// The process-wide Prometheus recorder (a second install would fail, and
+/// tests build many apps in one process).
+fn metrics_handle() -> PrometheusHandle {
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    HANDLE
+        .get_or_init(|| {
+            PrometheusBuilder::new().install_recorder().unwrap_or_else(|_| PrometheusBuilder::new().build_recorder().handle())
+        })
+        .clone()
+}
+
+fn payment_provider(settings: &ServeArgs, pool: &PgPool) -> Result<Arc<dyn PaymentProvider>> {
+    Ok(match settings.payment_provider {
+        ProviderKind::Simulated => Arc::new(SimulatedProvider::new(
+            pool.clone(),
+            SimulatedSettings { slow_settle: Duration::from_millis(settings.sim_slow_ms) },
+        )),
+        ProviderKind::Http => {
+            let url = settings.payment_api_url.clone().context("FRONTROW_PAYMENT_API_URL is required for the http provider")?;
+            let key = settings.payment_api_key.clone().unwrap_or_default();
+            Arc::new(HttpProvider::new(url, key, settings.checkout_wait() + Duration::from_secs(2)).map_err(anyhow::Error::msg)?)
+        }
+    })
+}
+
+pub struct Application {
+    local_addr: SocketAddr,
+    listener: TcpListener,
+    router: Router,
+    state: AppState,
+}
+
+impl Application {
+    /// Binds the listener (port 0 picks a free one) and wires everything up.
+    pub async fn build(settings: ServeArgs, pool: PgPool) -> Result<Self> {
+        let engine_settings = EngineSettings {
+            checkout_wait: settings.checkout_wait(),
+            payment_grace: Duration::from_secs(settings.payment_grace_secs),
+            ..EngineSettings::default()
+        };
+        let provider = payment_provider(&settings, &pool)?;
+        let engine = Engine::new(pool.clone(), provider, engine_settings);
+        let rate_limiter = (settings.rate_limits == Switch::On).then(|| {
+            let per_second = NonZeroU32::new(settings.rate_per_second.max(1)).unwrap_or(NonZeroU32::MIN);
+            Arc::new(governor::RateLimiter::keyed(governor::Quota::per_second(per_second)))
+        });
+        let leptos_options = LeptosOptions::builder()
+            .output_name("frontrow")
+            .site_root(settings.site_root.to_string_lossy().into_owned())
+            .site_pkg_dir("pkg")
+            .site_addr(settings.addr)
+            .build();
+        let listener = TcpListener::bind(settings.addr).await.with_context(|| format!("binding {}", settings.addr))?;
+        let local_addr = listener.local_addr()?;
+        let state = AppState {
+            engine,
+            settings: Arc::new(settings),
+            rate_limiter,
+            metrics: metrics_handle(),
+            leptos_options,
+        };
+        let router = router(state.clone(), pool);
+        Ok(Self { local_addr, listener, router, state })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    /// Serves until `shutdown` fires, running the background tasks alongside.
+    pub async fn run_until(self, shutdown: CancellationToken) -> Result<()> {
+        let tasks = tasks::spawn(self.state.clone(), shutdown.clone());
+        let service = self.router.into_make_service_with_connect_info::<SocketAddr>();
+        axum::serve(self.listener, service)
+            .with_graceful_shutdown(async move { shutdown.cancelled().await })
+            .await?;
+        tasks.join().await;
+        Ok(())
+    }
+}
+
+fn router(state: AppState, pool: PgPool) -> Router {
+    let session_store = PostgresStore::new(pool.clone());
+    let sessions = SessionManagerLayer::new(session_store)
+        .with_name(api::SESSION_COOKIE)
+        .with_http_only(true)
+        .with_same_site(SameSite::Lax)
+        .with_secure(state.settings.secure_cookies())
+        .with_expiry(Expiry::OnInactivity(tower_sessions::cookie::time::Duration::days(7)));
+
+    let leptos_options = state.leptos_options.clone();
+    let routes = generate_route_list(frontrow_app::App);
+    let app_context = move || leptos::prelude::provide_context(pool.clone());
+
+    let x_request_id = HeaderName::from_static("x-request-id");
+    Router::new()
+        .merge(api::router(state.clone()))
+        .leptos_routes_with_context(&state, routes, app_context, {
+            let options = leptos_options.clone();
+            move || frontrow_app::shell(options.clone())
+        })
+        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(frontrow_app::shell))
+        .route_layer(axum::middleware::from_fn(api::track_metrics))
+        .layer(axum::middleware::from_fn(api::csrf_guard))
+        .layer(sessions)
+        .layer(axum::extract::DefaultBodyLimit::max(256 * 1024))
+        .layer(PropagateRequestIdLayer::new(x_request_id.clone()))
+        .layer(TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
+            let request_id = request.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("-");
+            tracing::info_span!("request", method = %request.method(), uri = %request.uri(), request_id = %request_id)
+        }))
+        .layer(SetRequestIdLayer::new(x_request_id, MakeRequestUuid))
+        .with_state(state)
+}

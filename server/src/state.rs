@@ -1,0 +1,31 @@
+//! What every handler can reach.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use axum::extract::FromRef;
+use frontrow_engine::Engine;
+use governor::clock::DefaultClock;
+use governor::state::keyed::DefaultKeyedStateStore;
+use leptos::config::LeptosOptions;
+use metrics_exporter_prometheus::PrometheusHandle;
+
+use crate::config::ServeArgs;
+
+pub type ClientRateLimiter = governor::RateLimiter<IpAddr, DefaultKeyedStateStore<IpAddr>, DefaultClock>;
+
+#[derive(Clone)]
+pub struct AppState {
+    pub engine: Engine,
+    pub settings: Arc<ServeArgs>,
+    /// `None` when FRONTROW_RATE_LIMITS=off.
+    pub rate_limiter: Option<Arc<ClientRateLimiter>>,
+    pub metrics: PrometheusHandle,
+    pub leptos_options: LeptosOptions,
+}
+
+impl FromRef<AppState> for LeptosOptions {
+    fn from_ref(state: &AppState) -> Self {
+        state.leptos_options.clone()
+    }
+}

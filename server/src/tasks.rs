@@ -1,0 +1,63 @@
+//! Background tasks: the reaper and reconciliation, each on its own interval,
+//! stopping when the server shuts down.
+
+use std::time::Duration;
+
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::state::AppState;
+
+const REAPER_BATCH: i64 = 1000;
+
+pub struct Tasks(JoinSet<()>);
+
+impl Tasks {
+    pub async fn join(mut self) {
+        while self.0.join_next().await.is_some() {}
+    }
+}
+
+pub fn spawn(state: AppState, shutdown: CancellationToken) -> Tasks {
+    let mut set = JoinSet::new();
+    let reaper_every = Duration::from_millis(state.settings.reaper_interval_ms.max(50));
+    let reconcile_every = Duration::from_millis(state.settings.reconcile_interval_ms.max(50));
+
+    let pool = state.engine.pool.clone();
+    set.spawn(every(reaper_every, shutdown.clone(), move || {
+        let pool = pool.clone();
+        async move {
+            if let Err(e) = frontrow_engine::reaper::reap_once(&pool, REAPER_BATCH).await {
+                tracing::warn!(error = %e, "reaper round failed");
+            }
+        }
+    }));
+
+    let engine = state.engine.clone();
+    set.spawn(every(reconcile_every, shutdown, move || {
+        let engine = engine.clone();
+        async move {
+            match frontrow_engine::reconcile::reconcile_once(&engine).await {
+                Ok(stats) if stats != Default::default() => tracing::info!(?stats, "reconciliation round"),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "reconciliation round failed"),
+            }
+        }
+    }));
+    Tasks(set)
+}
+
+async fn every<F, Fut>(period: Duration, shutdown: CancellationToken, mut round: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let mut ticker = tokio::time::interval(period);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = ticker.tick() => round().await,
+        }
+    }
+}

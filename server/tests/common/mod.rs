@@ -1,0 +1,286 @@
+//! Spawn-the-app test harness: each test gets a fresh database in a real
+//! PostgreSQL and its own server on a free port.
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use frontrow_engine::accounts;
+use frontrow_engine::model::{AuditReport, Role};
+use frontrow_engine::Engine;
+use frontrow_server::config::ServeArgs;
+use frontrow_server::startup::{connect, migrate, Application};
+use serde_json::{json, Value};
+use sqlx::PgPool;
+use tokio::sync::OnceCell;
+use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
+
+pub const PASSWORD: &str = "correct horse battery";
+
+/// URL of the `postgres` database of the server the tests use: DATABASE_URL
+/// if set, else a private cluster under target/test-pg (started if needed).
+async fn admin_url() -> &'static str {
+    static URL: OnceCell<String> = OnceCell::const_new();
+    URL.get_or_init(|| async {
+        if let Ok(url) = std::env::var("DATABASE_URL") {
+            return url;
+        }
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/test-pg");
+        let cluster = frontrow_server::pgcluster::PrivateCluster::ensure(&dir, 54330)
+            .await
+            .expect("starting the private test cluster");
+        cluster.url("postgres")
+    })
+    .await
+}
+
+/// Replaces the database name in a PostgreSQL URL.
+pub fn with_database(url: &str, database: &str) -> String {
+    let (base, query) = url.split_once('?').map_or((url, None), |(b, q)| (b, Some(q)));
+    let (prefix, _) = base.rsplit_once('/').expect("URL has a path");
+    match query {
+        Some(q) => format!("{prefix}/{database}?{q}"),
+        None => format!("{prefix}/{database}"),
+    }
+}
+
+/// A fresh, migrated database; returns its URL.
+pub async fn fresh_database() -> String {
+    let admin = admin_url().await;
+    let name = format!("test_{}", Uuid::new_v4().simple());
+    let pool = connect(admin, 1).await.expect("connecting to the test server");
+    sqlx::query(&format!("CREATE DATABASE {name}")).execute(&pool).await.expect("creating test database");
+    pool.close().await;
+    let url = with_database(admin, &name);
+    let pool = connect(&url, 2).await.expect("connecting to the test database");
+    migrate(&pool).await.expect("migrating");
+    pool.close().await;
+    url
+}
+
+/// Settings for a test server: a free port, no rate limits, quick background tasks.
+pub fn test_settings() -> ServeArgs {
+    let mut s = ServeArgs::default();
+    s.addr = "127.0.0.1:0".parse().expect("address");
+    s.rate_limits = frontrow_server::config::Switch::Off;
+    s.reaper_interval_ms = 100;
+    s.reconcile_interval_ms = 100;
+    s.checkout_wait_ms = 2000;
+    s.sim_slow_ms = 1000;
+    s.site_root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/site");
+    s.secret = Some("test-secret".into());
+    s
+}
+
+pub struct TestApp {
+    pub addr: SocketAddr,
+    pub base: String,
+    pub database_url: String,
+    pub pool: PgPool,
+    pub engine: Engine,
+    shutdown: CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(|_| {}).await
+}
+
+pub async fn spawn_app_with(configure: impl FnOnce(&mut ServeArgs)) -> TestApp {
+    let database_url = fresh_database().await;
+    spawn_app_on(&database_url, configure).await
+}
+
+/// Another server instance on an existing database (multi-instance tests).
+pub async fn spawn_app_on(database_url: &str, configure: impl FnOnce(&mut ServeArgs)) -> TestApp {
+    let mut settings = test_settings();
+    configure(&mut settings);
+    let pool = connect(database_url, 20).await.expect("pool");
+    let app = Application::build(settings, pool.clone()).await.expect("building app");
+    let addr = app.local_addr();
+    let engine = app.state().engine.clone();
+    let shutdown = CancellationToken::new();
+    let task = tokio::spawn({
+        let shutdown = shutdown.clone();
+        async move {
+            app.run_until(shutdown).await.expect("server ran");
+        }
+    });
+    TestApp { addr, base: format!("http://{addr}"), database_url: database_url.to_owned(), pool, engine, shutdown, task }
+}
+
+impl TestApp {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    /// A browser-like client with its own cookie jar.
+    pub fn client(&self) -> Client {
+        Client {
+            http: reqwest::Client::builder().cookie_store(true).build().expect("client"),
+            base: self.base.clone(),
+        }
+    }
+
+    /// A new fan, signed up through the API.
+    pub async fn fan(&self) -> Client {
+        let c = self.client();
+        let email = format!("fan-{}@example.test", Uuid::new_v4().simple());
+        let r = c.post("/api/v1/auth/signup", json!({ "email": email, "password": PASSWORD, "name": "Fan" })).await;
+        assert_eq!(r.status, 201, "signup: {}", r.body);
+        c
+    }
+
+    /// Many fans at once: inserted with one shared password hash (Argon2 is
+    /// deliberately slow), then signed in through the API.
+    pub async fn fans(&self, n: usize) -> Vec<Client> {
+        let hash = accounts::hash_password(PASSWORD.to_owned()).await.expect("hash");
+        let mut clients = Vec::with_capacity(n);
+        for _ in 0..n {
+            let email = format!("fan-{}@example.test", Uuid::new_v4().simple());
+            accounts::insert_user(&self.pool, &email, "Fan", &hash, Role::Fan).await.expect("insert fan");
+            clients.push((self.client(), email));
+        }
+        let logins = clients.into_iter().map(|(c, email)| async move {
+            let r = c.post("/api/v1/auth/login", json!({ "email": email, "password": PASSWORD })).await;
+            assert_eq!(r.status, 200, "login: {}", r.body);
+            c
+        });
+        futures::future::join_all(logins).await
+    }
+
+    /// A signed-in staff client.
+    pub async fn staff(&self) -> Client {
+        let email = format!("staff-{}@example.test", Uuid::new_v4().simple());
+        accounts::create_user(
+            &self.pool,
+            accounts::NewUser { email: &email, password: PASSWORD, name: "Staff", role: Role::Staff },
+        )
+        .await
+        .expect("staff user");
+        let c = self.client();
+        let r = c.post("/api/v1/auth/login", json!({ "email": email, "password": PASSWORD })).await;
+        assert_eq!(r.status, 200, "staff login: {}", r.body);
+        c
+    }
+
+    /// Creates an event through the admin API; one section "A" with the given
+    /// rows of `seats` seats each, all in tier "Standard" at 5000 cents.
+    pub async fn event(&self, rows: usize, seats: usize, hold_ttl_seconds: u32, max_seats: u32) -> Uuid {
+        let staff = self.staff().await;
+        let rows: Vec<Value> = (1..=rows).map(|r| json!({ "row": r.to_string(), "seats": seats, "tier": "Standard" })).collect();
+        let r = staff
+            .post(
+                "/api/v1/admin/events",
+                json!({
+                    "name": "Test Night", "kind": "concert", "venue": "Test Hall",
+                    "starts_at": "2030-01-01T20:00:00Z", "sale_opens_at": "2020-01-01T10:00:00Z",
+                    "hold_ttl_seconds": hold_ttl_seconds, "max_seats_per_order": max_seats, "waiting_room_enabled": false,
+                    "tiers": [{ "tier": "Standard", "price_cents": 5000 }],
+                    "sections": [{ "section": "A", "rows": rows }]
+                }),
+            )
+            .await;
+        assert_eq!(r.status, 201, "create event: {}", r.body);
+        r.body["event_id"].as_str().expect("event_id").parse().expect("uuid")
+    }
+
+    pub async fn audit(&self) -> AuditReport {
+        frontrow_engine::audit::audit(&self.pool, None).await.expect("audit")
+    }
+
+    /// The invariants that must hold after any test, settled or not.
+    pub async fn assert_invariants(&self) -> AuditReport {
+        let report = self.audit().await;
+        assert!(report.violations().is_empty(), "audit violations: {:?} in {report:?}", report.violations());
+        report
+    }
+
+    /// Stops the server (graceful shutdown, background tasks included).
+    pub async fn stop(self) {
+        self.shutdown.cancel();
+        let _ = self.task.await;
+    }
+}
+
+pub struct Client {
+    pub http: reqwest::Client,
+    pub base: String,
+}
+
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: Value,
+}
+
+impl Client {
+    pub async fn send(&self, request: reqwest::RequestBuilder) -> Reply {
+        let response = request.send().await.expect("request sent");
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let text = response.text().await.expect("body");
+        let body = if text.is_empty() { Value::Null } else { serde_json::from_str(&text).unwrap_or(Value::String(text)) };
+        Reply { status, headers, body }
+    }
+    pub async fn get(&self, path: &str) -> Reply {
+        self.send(self.http.get(format!("{}{path}", self.base))).await
+    }
+    pub async fn post(&self, path: &str, body: Value) -> Reply {
+        self.send(self.http.post(format!("{}{path}", self.base)).json(&body)).await
+    }
+    pub async fn delete(&self, path: &str, headers: &[(&str, &str)]) -> Reply {
+        let mut r = self.http.delete(format!("{}{path}", self.base));
+        for (k, v) in headers {
+            r = r.header(*k, *v);
+        }
+        self.send(r).await
+    }
+
+    pub async fn hold(&self, event_id: Uuid, seats: &[&str]) -> Reply {
+        self.post(&format!("/api/v1/events/{event_id}/holds"), json!({ "seat_ids": seats })).await
+    }
+
+    pub async fn release(&self, hold_id: &str, token: &str) -> Reply {
+        self.delete(&format!("/api/v1/holds/{hold_id}"), &[("x-hold-token", token)]).await
+    }
+
+    pub async fn checkout(&self, hold_id: &str, token: &str, payment: &str, key: &str) -> Reply {
+        self.send(
+            self.http
+                .post(format!("{}/api/v1/holds/{hold_id}/checkout", self.base))
+                .header("idempotency-key", key)
+                .json(&json!({ "hold_token": token, "payment_token": payment })),
+        )
+        .await
+    }
+}
+
+/// Polls until `check` returns Some, or panics after `secs` seconds.
+pub async fn eventually<T, F, Fut>(secs: u64, what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        if let Some(v) = check().await {
+            return v;
+        }
+        assert!(std::time::Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+/// Seat states straight from the database.
+pub async fn seat_state(pool: &PgPool, event_id: Uuid, seat_id: &str) -> String {
+    sqlx::query_scalar::<_, String>("SELECT state::text FROM seats WHERE event_id = $1 AND seat_id = $2")
+        .bind(event_id)
+        .bind(seat_id)
+        .fetch_one(pool)
+        .await
+        .expect("seat")
+}
+

@@ -1,0 +1,202 @@
+//! Holds under contention, against real PostgreSQL: every race ends with the
+//! database audited.
+
+mod common;
+
+use std::collections::{HashMap, HashSet};
+
+use common::*;
+use futures::future::join_all;
+use rand::seq::SliceRandom;
+use rand::Rng;
+use serde_json::Value;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn many_fans_race_for_one_seat_and_exactly_one_wins() {
+    let app = spawn_app().await;
+    let event = app.event(1, 10, 300, 8).await;
+    let fans = app.fans(220).await;
+
+    let attempts = fans.iter().map(|fan| fan.hold(event, &["A-1-5"]));
+    let replies = join_all(attempts).await;
+
+    let winners: Vec<&Reply> = replies.iter().filter(|r| r.status == 201).collect();
+    assert_eq!(winners.len(), 1, "exactly one hold must win");
+    for loser in replies.iter().filter(|r| r.status != 201) {
+        assert_eq!(loser.status, 409, "loser: {:?}", loser.body);
+        assert_eq!(loser.body["error"], "seats_unavailable");
+        assert_eq!(loser.body["conflict_seats"], serde_json::json!(["A-1-5"]));
+    }
+
+    let winner_hold = winners[0].body["hold_id"].as_str().unwrap().to_owned();
+    let (state, hold_id): (String, Option<uuid::Uuid>) =
+        sqlx::query_as("SELECT state::text, hold_id FROM seats WHERE event_id = $1 AND seat_id = 'A-1-5'")
+            .bind(event)
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    assert_eq!(state, "held");
+    assert_eq!(hold_id.unwrap().to_string(), winner_hold);
+    let holds: i64 = sqlx::query_scalar("SELECT count(*) FROM holds WHERE event_id = $1").bind(event).fetch_one(&app.pool).await.unwrap();
+    assert_eq!(holds, 1, "losers leave no hold behind");
+    let report = app.assert_invariants().await;
+    assert_eq!(report.seats_held, 1);
+    assert_eq!(report.seats_available, 9);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn overlapping_group_holds_are_all_or_nothing() {
+    let app = spawn_app().await;
+    let event = app.event(2, 12, 300, 8).await;
+    let fans = app.fans(80).await;
+
+    // Each fan wants 2 to 4 adjacent seats somewhere in two short rows: heavy overlap.
+    let requests: Vec<Vec<String>> = {
+        let mut rng = rand::thread_rng();
+        (0..fans.len())
+            .map(|_| {
+                let row = rng.gen_range(1..=2);
+                let len = rng.gen_range(2..=4);
+                let start = rng.gen_range(1..=12 - len + 1);
+                let mut seats: Vec<String> = (start..start + len).map(|n| format!("A-{row}-{n}")).collect();
+                seats.shuffle(&mut rng);
+                seats
+            })
+            .collect()
+    };
+    let replies = join_all(fans.iter().zip(&requests).map(|(fan, seats)| {
+        let seats: Vec<&str> = seats.iter().map(String::as_str).collect();
+        async move { fan.hold(event, &seats).await }
+    }))
+    .await;
+
+    let mut owner_of: HashMap<String, String> = HashMap::new();
+    let mut won = 0;
+    for (reply, wanted) in replies.iter().zip(&requests) {
+        match reply.status {
+            201 => {
+                won += 1;
+                let hold_id = reply.body["hold_id"].as_str().unwrap().to_owned();
+                let got: HashSet<String> =
+                    reply.body["seat_ids"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_owned()).collect();
+                assert_eq!(got, wanted.iter().cloned().collect::<HashSet<_>>(), "a hold gets exactly what it asked for");
+                for seat in got {
+                    assert!(owner_of.insert(seat.clone(), hold_id.clone()).is_none(), "seat {seat} in two holds");
+                }
+            }
+            409 => {
+                let conflicts: Vec<&Value> = reply.body["conflict_seats"].as_array().unwrap().iter().collect();
+                assert!(!conflicts.is_empty());
+                for c in conflicts {
+                    assert!(wanted.contains(&c.as_str().unwrap().to_owned()), "conflicts name requested seats only");
+                }
+            }
+            other => panic!("unexpected {other}: {:?}", reply.body),
+        }
+    }
+    assert!(won >= 1);
+
+    // The database agrees seat by seat: held exactly by the winning holds, nothing else held.
+    let rows: Vec<(String, String, Option<uuid::Uuid>)> =
+        sqlx::query_as("SELECT seat_id, state::text, hold_id FROM seats WHERE event_id = $1").bind(event).fetch_all(&app.pool).await.unwrap();
+    for (seat, state, hold) in rows {
+        match owner_of.get(&seat) {
+            Some(h) => {
+                assert_eq!(state, "held");
+                assert_eq!(hold.unwrap().to_string(), *h);
+            }
+            None => assert_eq!(state, "available", "seat {seat} held by a losing request"),
+        }
+    }
+    let holds: i64 = sqlx::query_scalar("SELECT count(*) FROM holds WHERE event_id = $1").bind(event).fetch_one(&app.pool).await.unwrap();
+    assert_eq!(holds, won);
+    app.assert_invariants().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn per_fan_limit_counts_live_holds_even_when_racing() {
+    let app = spawn_app().await;
+    let event = app.event(1, 40, 300, 4).await;
+    let fan = app.fan().await;
+    // Ten concurrent single-seat holds by one fan with a limit of four.
+    let replies = join_all((1..=10).map(|n| {
+        let seat = format!("A-1-{n}");
+        let fan = &fan;
+        async move { fan.hold(event, &[seat.as_str()]).await }
+    }))
+    .await;
+    let ok = replies.iter().filter(|r| r.status == 201).count();
+    assert_eq!(ok, 4, "exactly the limit is granted");
+    for r in replies.iter().filter(|r| r.status != 201) {
+        assert_eq!(r.status, 422);
+        assert_eq!(r.body["error"], "too_many_seats");
+    }
+    app.assert_invariants().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn release_frees_seats_at_once_and_only_with_the_current_token() {
+    let app = spawn_app().await;
+    let event = app.event(1, 10, 300, 8).await;
+    let (alice, bob) = (app.fan().await, app.fan().await);
+    let hold = alice.hold(event, &["A-1-1", "A-1-2"]).await;
+    assert_eq!(hold.status, 201);
+    let hold_id = hold.body["hold_id"].as_str().unwrap();
+    let token = hold.body["hold_token"].as_str().unwrap();
+
+    // Another fan cannot release it (not theirs: 404) and a wrong token is 410.
+    assert_eq!(bob.release(hold_id, token).await.status, 404);
+    assert_eq!(alice.release(hold_id, "not-the-token").await.body["error"], "hold_expired");
+    assert_eq!(bob.hold(event, &["A-1-2"]).await.status, 409);
+
+    assert_eq!(alice.release(hold_id, token).await.status, 204);
+    assert_eq!(seat_state(&app.pool, event, "A-1-1").await, "available");
+    assert_eq!(alice.get(&format!("/api/v1/holds/{hold_id}")).await.body["state"], "released");
+    // Available again at once, and the old token can no longer do anything.
+    assert_eq!(bob.hold(event, &["A-1-2"]).await.status, 201);
+    assert_eq!(alice.release(hold_id, token).await.status, 410);
+    assert_eq!(alice.checkout(hold_id, token, "tok_visa", "k1").await.status, 410);
+    app.assert_invariants().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_and_duplicate_seats_are_refused_without_holding_anything() {
+    let app = spawn_app().await;
+    let event = app.event(1, 10, 300, 8).await;
+    let fan = app.fan().await;
+    let r = fan.hold(event, &["A-1-1", "Z-9-99"]).await;
+    assert_eq!(r.status, 422);
+    assert_eq!(r.body["error"], "invalid_input");
+    assert!(r.body["message"].as_str().unwrap().contains("Z-9-99"));
+    let r = fan.hold(event, &["A-1-1", "A-1-1"]).await;
+    assert_eq!(r.status, 422);
+    assert_eq!(seat_state(&app.pool, event, "A-1-1").await, "available");
+    app.assert_invariants().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_reaper_per_event_even_with_many_instances() {
+    let app = spawn_app_with(|s| s.reaper_interval_ms = 60_000).await;
+    let event = app.event(4, 25, 1, 50).await;
+    let fans = app.fans(4).await;
+    for (i, fan) in fans.iter().enumerate() {
+        let seats: Vec<String> = (1..=25).map(|n| format!("A-{}-{n}", i + 1)).collect();
+        let seats: Vec<&str> = seats.iter().map(String::as_str).collect();
+        assert_eq!(fan.hold(event, &seats).await.status, 201);
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+    // Four "instances" reap at once, in small batches.
+    let rounds = join_all((0..4).map(|_| frontrow_engine::reaper::reap_once(&app.pool, 7))).await;
+    let mut freed: u64 = rounds.into_iter().map(|r| r.unwrap()).sum();
+    // One that lost the lock left work for the next round; nothing is freed twice.
+    freed += frontrow_engine::reaper::reap_once(&app.pool, 1000).await.unwrap();
+    assert_eq!(freed, 100);
+    let logged: i64 = sqlx::query_scalar("SELECT count(*) FROM seat_events WHERE event_id = $1 AND reason = 'expired'")
+        .bind(event)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(logged, 100, "each seat expired exactly once");
+    let report = app.assert_invariants().await;
+    assert_eq!(report.seats_available, 100);
+}
