@@ -34,6 +34,8 @@ export default defineConfig({
     url: `${baseURL}/readyz`,
     timeout: 120_000,
     reuseExistingServer: false,
+    // SIGTERM lets the server stop its private PostgreSQL cleanly.
+    gracefulShutdown: { signal: 'SIGTERM', timeout: 10_000 },
     stdout: 'pipe',
     env: {
       FRONTROW_ADDR: `127.0.0.1:${port}`,

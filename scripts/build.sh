@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Builds the server binary and the site (hydration bundle, CSS, public files).
-# Usage: scripts/build.sh [--release]
+# Usage: scripts/build.sh [--release | --site-only]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/toolchain.sh
 
-server_profile=dev
-[ "${1:-}" = "--release" ] && server_profile=release
+case "${1:-}" in
+  --release) server_profile=release ;;
+  --site-only) server_profile="" ;;
+  *) server_profile=dev ;;
+esac
 
-echo "build: server ($server_profile, toolchain: $FRONTROW_WASM_MODE)"
-cargo build -p frontrow-server --profile "$server_profile"
+if [ -n "$server_profile" ]; then
+  echo "build: server ($server_profile, toolchain: $FRONTROW_WASM_MODE)"
+  cargo build -p frontrow-server --profile "$server_profile"
+fi
 
 echo "build: front end (wasm)"
 cargo build -p frontrow-frontend --lib --target wasm32-unknown-unknown --profile wasm-release "${WASM_BUILD_STD[@]}"

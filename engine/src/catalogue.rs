@@ -310,3 +310,47 @@ pub async fn find_event_by_name(pool: &sqlx::PgPool, name: &str) -> Result<Optio
         .fetch_optional(pool)
         .await?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event() -> NewEvent {
+        NewEvent {
+            name: "N".into(),
+            kind: "concert".into(),
+            venue: "V".into(),
+            starts_at: Utc::now(),
+            sale_opens_at: Utc::now(),
+            hold_ttl_seconds: 480,
+            max_seats_per_order: 8,
+            waiting_room_enabled: false,
+            tiers: vec![TierPrice { tier: "T".into(), price_cents: 100 }],
+            sections: vec![NewSection { section: "A".into(), rows: vec![NewRow { row: "1".into(), seats: 10, tier: "T".into() }] }],
+        }
+    }
+
+    #[test]
+    fn a_valid_layout_counts_its_seats() {
+        assert_eq!(validate_new_event(&event()).unwrap(), 10);
+    }
+
+    #[test]
+    fn layouts_that_would_make_ambiguous_or_dangling_seats_are_refused() {
+        let mut e = event();
+        e.sections[0].section = "A-B".into();
+        assert!(validate_new_event(&e).is_err(), "a dash would make seat ids ambiguous");
+        let mut e = event();
+        e.sections[0].rows[0].tier = "missing".into();
+        assert!(validate_new_event(&e).is_err());
+        let mut e = event();
+        e.sections[0].rows.push(e.sections[0].rows[0].clone());
+        assert!(validate_new_event(&e).is_err(), "duplicate row");
+        let mut e = event();
+        e.hold_ttl_seconds = 0;
+        assert!(validate_new_event(&e).is_err());
+        let mut e = event();
+        e.sections[0].rows[0].seats = 1001;
+        assert!(validate_new_event(&e).is_err());
+    }
+}

@@ -193,18 +193,62 @@ async fn run(engine: &Engine, checkout_id: Uuid, hold_token: &str, payment_token
         payment_token,
         description: format!("frontrow checkout {checkout_id}"),
     };
-    let answer = tokio::time::timeout(engine.settings.checkout_wait, engine.provider.create_payment(&request)).await;
+    pay(engine, checkout_id, &request).await
+}
+
+/// Sends the payment (idempotent by its key, so a retry never charges twice)
+/// and settles the checkout by the answer.
+pub(crate) async fn pay(engine: &Engine, checkout_id: Uuid, request: &PaymentRequest) -> Result<CheckoutOutcome> {
+    let pool = &engine.pool;
+    let answer = tokio::time::timeout(engine.settings.checkout_wait, engine.provider.create_payment(request)).await;
     match answer {
         Ok(Ok(payment)) => match payment.status {
             PaymentStatus::Succeeded => settle_success(engine, checkout_id, &payment.provider_ref).await,
-            PaymentStatus::Declined { reason } => settle_unpaid(pool, checkout_id, Unpaid::Declined(reason)).await,
+            PaymentStatus::Declined { reason } => {
+                record_provider_ref(pool, checkout_id, &payment.provider_ref).await?;
+                settle_unpaid(pool, checkout_id, Unpaid::Declined(reason)).await
+            }
             PaymentStatus::Canceled => settle_unpaid(pool, checkout_id, Unpaid::Declined("payment canceled".into())).await,
             PaymentStatus::Processing => mark_pending(pool, checkout_id, Some(&payment.provider_ref), "processing", None).await,
         },
-        Ok(Err(ProviderError::Rejected(reason))) => settle_unpaid(pool, checkout_id, Unpaid::Declined(reason)).await,
+        Ok(Err(ProviderError::Rejected(detail))) => {
+            // The provider refused our request itself (configuration, not the
+            // card): nothing was charged; the detail is for operators only.
+            tracing::error!(%checkout_id, %detail, "payment provider rejected the request");
+            sqlx::query!("UPDATE payment_intents SET last_error = $2 WHERE checkout_id = $1", checkout_id, detail)
+                .execute(pool)
+                .await?;
+            settle_unpaid(pool, checkout_id, Unpaid::Declined("the payment could not be processed".into())).await
+        }
         Ok(Err(ProviderError::Unreachable(reason))) => mark_pending(pool, checkout_id, None, "unknown", Some(&reason)).await,
         Err(_elapsed) => mark_pending(pool, checkout_id, None, "unknown", Some("no answer within the checkout wait")).await,
     }
+}
+
+async fn record_provider_ref(pool: &sqlx::PgPool, checkout_id: Uuid, provider_ref: &str) -> Result<()> {
+    if !provider_ref.is_empty() {
+        sqlx::query!("UPDATE payment_intents SET provider_ref = $2 WHERE checkout_id = $1", checkout_id, provider_ref)
+            .execute(pool)
+            .await?;
+    }
+    Ok(())
+}
+
+/// The payment request recorded for a checkout, to send again unchanged.
+pub(crate) async fn recorded_request(pool: &sqlx::PgPool, checkout_id: Uuid, currency: &str) -> Result<PaymentRequest> {
+    let i = sqlx::query!(
+        "SELECT provider_key, amount_cents, payment_token FROM payment_intents WHERE checkout_id = $1",
+        checkout_id
+    )
+    .fetch_one(pool)
+    .await?;
+    Ok(PaymentRequest {
+        idempotency_key: i.provider_key,
+        amount_cents: i.amount_cents,
+        currency: currency.to_owned(),
+        payment_token: i.payment_token,
+        description: format!("frontrow checkout {checkout_id}"),
+    })
 }
 
 enum Reserved {

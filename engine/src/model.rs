@@ -248,3 +248,36 @@ impl AuditReport {
         v
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::Duration;
+
+    #[test]
+    fn a_lapsed_hold_reads_as_available_and_payment_pending_as_held() {
+        let now = Utc::now();
+        assert_eq!(SeatStatus::of(SeatState::Held, Some(now - Duration::seconds(1)), now), SeatStatus::Available);
+        assert_eq!(SeatStatus::of(SeatState::Held, Some(now), now), SeatStatus::Available);
+        assert_eq!(SeatStatus::of(SeatState::Held, Some(now + Duration::seconds(1)), now), SeatStatus::Held);
+        assert_eq!(SeatStatus::of(SeatState::PaymentPending, Some(now - Duration::seconds(9)), now), SeatStatus::Held);
+        assert_eq!(SeatStatus::of(SeatState::Sold, None, now), SeatStatus::Sold);
+    }
+
+    #[test]
+    fn only_invariant_breaches_are_violations() {
+        let clean = AuditReport { seats_sold: 5, seats_held: 3, refunds_pending: 1, ..Default::default() };
+        assert!(clean.violations().is_empty());
+        let oversold = AuditReport { oversold_seats: 1, ..Default::default() };
+        assert_eq!(oversold.violations().len(), 1);
+        let stray = AuditReport { held_without_live_hold: 2, payments_captured_without_booking: 1, ..Default::default() };
+        assert_eq!(stray.violations().len(), 2);
+    }
+
+    #[test]
+    fn roles_parse_and_rank() {
+        assert_eq!("staff".parse::<Role>(), Ok(Role::Staff));
+        assert!("root".parse::<Role>().is_err());
+        assert!(Role::Admin.is_staff() && Role::Staff.is_staff() && !Role::Fan.is_staff());
+    }
+}

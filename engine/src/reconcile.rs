@@ -5,21 +5,23 @@
 //! captured → sell the seats if they are still reserved for it, else refund;
 //! refused → hand the seats back; still unknown past the payment deadline →
 //! let the seats go (recorded), keep asking, refund if the money arrives.
-//! Nothing stays pending forever: a payment the provider never received is
-//! closed as failed after `NOT_RECEIVED_AFTER`.
+//! A payment the provider has no record of is sent again with the same
+//! idempotency key while its seats are still reserved (a provider's search
+//! index may lag, and the repeat returns the original if it did arrive);
+//! once the seats have gone, it is closed as failed. Nothing stays pending.
 
 use std::time::Duration;
 
 use uuid::Uuid;
 
-use crate::checkout::{attempt_refund, mark_pending, settle_success, settle_unpaid, Unpaid};
+use crate::checkout::{attempt_refund, mark_pending, pay, recorded_request, settle_success, settle_unpaid, CheckoutOutcome, Unpaid};
 use crate::error::Result;
 use crate::payment::PaymentStatus;
 use crate::tokens::token_tag;
 use crate::Engine;
 
-/// A payment the provider has no record of this long after we created it
-/// never reached the provider.
+/// A checkout whose request died before it recorded any payment is closed
+/// after this long.
 pub const NOT_RECEIVED_AFTER: Duration = Duration::from_secs(30);
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -39,11 +41,10 @@ pub async fn reconcile_once(engine: &Engine) -> Result<ReconcileStats> {
 
     // Unsettled payments whose checkout no live request is working on.
     let candidates = sqlx::query!(
-        r#"SELECT pi.checkout_id, pi.provider_key, pi.created_at < now() - make_interval(secs => $1) AS "old!"
+        r#"SELECT pi.checkout_id, pi.provider_key
            FROM payment_intents pi JOIN checkouts c USING (checkout_id)
            WHERE pi.settled_at IS NULL AND c.lease_until <= now()
-           ORDER BY pi.updated_at LIMIT 200"#,
-        NOT_RECEIVED_AFTER.as_secs_f64()
+           ORDER BY pi.updated_at LIMIT 200"#
     )
     .fetch_all(pool)
     .await?;
@@ -61,7 +62,7 @@ pub async fn reconcile_once(engine: &Engine) -> Result<ReconcileStats> {
         if claimed.is_none() {
             continue;
         }
-        let result = settle_one(engine, candidate.checkout_id, &candidate.provider_key, candidate.old, &mut stats).await;
+        let result = settle_one(engine, candidate.checkout_id, &candidate.provider_key, &mut stats).await;
         sqlx::query!("UPDATE checkouts SET lease_until = now() WHERE checkout_id = $1", candidate.checkout_id)
             .execute(pool)
             .await?;
@@ -101,13 +102,13 @@ pub async fn reconcile_once(engine: &Engine) -> Result<ReconcileStats> {
     Ok(stats)
 }
 
-async fn settle_one(engine: &Engine, checkout_id: Uuid, provider_key: &str, old: bool, stats: &mut ReconcileStats) -> Result<()> {
+async fn settle_one(engine: &Engine, checkout_id: Uuid, provider_key: &str, stats: &mut ReconcileStats) -> Result<()> {
     let pool = &engine.pool;
     match engine.provider.find_payment(provider_key).await {
         Ok(Some(payment)) => match payment.status {
             PaymentStatus::Succeeded => {
                 match settle_success(engine, checkout_id, &payment.provider_ref).await? {
-                    crate::checkout::CheckoutOutcome::Confirmed { .. } => stats.confirmed += 1,
+                    CheckoutOutcome::Confirmed { .. } => stats.confirmed += 1,
                     _ => stats.refunded += 1,
                 }
             }
@@ -125,11 +126,19 @@ async fn settle_one(engine: &Engine, checkout_id: Uuid, provider_key: &str, old:
                 stats.still_pending += 1;
             }
         },
-        Ok(None) if old => {
+        Ok(None) if seats_reserved(pool, checkout_id).await? => {
+            let request = recorded_request(pool, checkout_id, &engine.settings.currency).await?;
+            match pay(engine, checkout_id, &request).await? {
+                CheckoutOutcome::Confirmed { .. } => stats.confirmed += 1,
+                CheckoutOutcome::PaymentPending { .. } => stats.still_pending += 1,
+                CheckoutOutcome::HoldExpired { .. } => stats.refunded += 1,
+                CheckoutOutcome::Declined { .. } | CheckoutOutcome::Failed { .. } => stats.failed += 1,
+            }
+        }
+        Ok(None) => {
             settle_unpaid(pool, checkout_id, Unpaid::Failed("the payment never reached the provider".into())).await?;
             stats.failed += 1;
         }
-        Ok(None) => stats.still_pending += 1,
         Err(e) => {
             tracing::warn!(%checkout_id, error = %e, "payment provider unreachable during reconciliation");
             stats.released += release_past_deadline(pool, checkout_id).await?;
@@ -181,4 +190,16 @@ async fn release_past_deadline(pool: &sqlx::PgPool, checkout_id: Uuid) -> Result
     }
     tx.commit().await?;
     Ok(released as u32)
+}
+
+/// Are the checkout's seats still waiting for its payment?
+async fn seats_reserved(pool: &sqlx::PgPool, checkout_id: Uuid) -> Result<bool> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT EXISTS (SELECT 1 FROM checkouts c JOIN holds h USING (hold_id)
+                          JOIN seats s ON s.hold_id = h.hold_id AND s.hold_token = h.hold_token
+                          WHERE c.checkout_id = $1 AND s.state = 'payment_pending') AS "reserved!""#,
+        checkout_id
+    )
+    .fetch_one(pool)
+    .await?)
 }

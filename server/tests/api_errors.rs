@@ -124,7 +124,7 @@ fn hold_fields(r: &Reply) -> (String, String) {
     )
 }
 
-const MALFORMED_BODIES: &[&str] = &["{", "{\"email\": ", "{\"seat_ids\": [\"A-1-1\",]}", "not json at all", "{} trailing", ""];
+const MALFORMED_BODIES: &[&str] = &["{", "{\"email\": ", "{\"seat_ids\": [\"A-1-1\",]}", "not json at all", "{\"x\": 1,}", ""];
 
 // ---------------------------------------------------------------------------
 // accounts

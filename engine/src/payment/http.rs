@@ -68,7 +68,10 @@ struct RefundBody {
 fn intent_to_payment(intent: IntentBody) -> ProviderPayment {
     let status = match intent.status.as_str() {
         "succeeded" => PaymentStatus::Succeeded,
-        "processing" | "requires_capture" | "requires_confirmation" | "requires_action" => PaymentStatus::Processing,
+        "processing" | "requires_capture" => PaymentStatus::Processing,
+        // The checkout has no step for customer action (3-D Secure and the
+        // like), so such a payment can never complete: treat it as declined.
+        "requires_action" | "requires_confirmation" => PaymentStatus::Declined { reason: "the payment needs customer action".into() },
         "canceled" => PaymentStatus::Canceled,
         _ => PaymentStatus::Declined {
             reason: intent

@@ -25,10 +25,12 @@ where
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        match axum::Json::<T>::from_request(req, state).await {
-            Ok(axum::Json(value)) => Ok(Self(value)),
-            Err(rejection) => Err(json_rejection(rejection)),
-        }
+        // Syntax first (400), then shape (422): a body with trailing junk is
+        // malformed JSON even when its first value has the right fields.
+        let axum::Json(value) = axum::Json::<serde_json::Value>::from_request(req, state).await.map_err(json_rejection)?;
+        serde_json::from_value(value)
+            .map(Self)
+            .map_err(|e| ApiError::invalid(format!("invalid request body: {e}")))
     }
 }
 

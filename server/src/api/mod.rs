@@ -70,6 +70,10 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/healthz", get(ops::healthz))
         .route("/readyz", get(ops::readyz))
         .route("/metrics", get(ops::metrics))
+        // Registered last: applies to every route above.
+        .method_not_allowed_fallback(|| async {
+            ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "this path does not accept that method")
+        })
 }
 
 /// Per-client-address token bucket; 429 with Retry-After when empty.
