@@ -13,7 +13,9 @@ data=target/bench-data
 pg_port=54332
 addr=127.0.0.1:3200
 
-cargo build --release -p frontrow-server -p frontrow-loadgen
+# Built one at a time so the server is the same binary `make run` serves.
+scripts/build.sh --release
+cargo build --release -p frontrow-loadgen
 bin=target/release/frontrow
 $bin --data-dir $data --pg-port $pg_port seed-demo >/dev/null
 FRONTROW_RATE_LIMITS=off FRONTROW_SITE_ROOT=target/site RUST_LOG=warn \

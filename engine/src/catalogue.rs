@@ -344,7 +344,8 @@ mod tests {
         e.sections[0].rows[0].tier = "missing".into();
         assert!(validate_new_event(&e).is_err());
         let mut e = event();
-        e.sections[0].rows.push(e.sections[0].rows[0].clone());
+        let row = e.sections[0].rows[0].clone();
+        e.sections[0].rows.push(row);
         assert!(validate_new_event(&e).is_err(), "duplicate row");
         let mut e = event();
         e.hold_ttl_seconds = 0;

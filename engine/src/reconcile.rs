@@ -41,7 +41,7 @@ pub async fn reconcile_once(engine: &Engine) -> Result<ReconcileStats> {
 
     // Unsettled payments whose checkout no live request is working on.
     let candidates = sqlx::query!(
-        r#"SELECT pi.checkout_id, pi.provider_key
+        r#"SELECT pi.checkout_id, pi.provider_key, pi.provider_ref
            FROM payment_intents pi JOIN checkouts c USING (checkout_id)
            WHERE pi.settled_at IS NULL AND c.lease_until <= now()
            ORDER BY pi.updated_at LIMIT 200"#
@@ -62,7 +62,7 @@ pub async fn reconcile_once(engine: &Engine) -> Result<ReconcileStats> {
         if claimed.is_none() {
             continue;
         }
-        let result = settle_one(engine, candidate.checkout_id, &candidate.provider_key, &mut stats).await;
+        let result = settle_one(engine, candidate.checkout_id, &candidate.provider_key, candidate.provider_ref.as_deref(), &mut stats).await;
         sqlx::query!("UPDATE checkouts SET lease_until = now() WHERE checkout_id = $1", candidate.checkout_id)
             .execute(pool)
             .await?;
@@ -102,9 +102,21 @@ pub async fn reconcile_once(engine: &Engine) -> Result<ReconcileStats> {
     Ok(stats)
 }
 
-async fn settle_one(engine: &Engine, checkout_id: Uuid, provider_key: &str, stats: &mut ReconcileStats) -> Result<()> {
+async fn settle_one(
+    engine: &Engine,
+    checkout_id: Uuid,
+    provider_key: &str,
+    provider_ref: Option<&str>,
+    stats: &mut ReconcileStats,
+) -> Result<()> {
     let pool = &engine.pool;
-    match engine.provider.find_payment(provider_key).await {
+    // By reference when the provider gave us one (exact, no search lag),
+    // else by our idempotency key.
+    let lookup = match provider_ref {
+        Some(r) => engine.provider.retrieve_payment(r).await.map(Some),
+        None => engine.provider.find_payment(provider_key).await,
+    };
+    match lookup {
         Ok(Some(payment)) => match payment.status {
             PaymentStatus::Succeeded => {
                 match settle_success(engine, checkout_id, &payment.provider_ref).await? {
@@ -120,9 +132,29 @@ async fn settle_one(engine: &Engine, checkout_id: Uuid, provider_key: &str, stat
                 settle_unpaid(pool, checkout_id, Unpaid::Failed("payment canceled".into())).await?;
                 stats.failed += 1;
             }
+            PaymentStatus::Processing if payment_deadline_passed(pool, checkout_id).await? => {
+                // Try to void it; if it can no longer be voided, let the seats
+                // go and keep following the payment (a late capture is refunded).
+                match engine.provider.cancel_payment(&payment.provider_ref).await {
+                    Ok(p) if p.status == PaymentStatus::Canceled => {
+                        settle_unpaid(pool, checkout_id, Unpaid::Failed("the payment did not complete in time".into())).await?;
+                        stats.failed += 1;
+                    }
+                    Ok(p) if p.status == PaymentStatus::Succeeded => {
+                        match settle_success(engine, checkout_id, &p.provider_ref).await? {
+                            CheckoutOutcome::Confirmed { .. } => stats.confirmed += 1,
+                            _ => stats.refunded += 1,
+                        }
+                    }
+                    _ => {
+                        mark_pending(pool, checkout_id, Some(&payment.provider_ref), "processing", None).await?;
+                        stats.released += release_past_deadline(pool, checkout_id).await?;
+                        stats.still_pending += 1;
+                    }
+                }
+            }
             PaymentStatus::Processing => {
                 mark_pending(pool, checkout_id, Some(&payment.provider_ref), "processing", None).await?;
-                stats.released += release_past_deadline(pool, checkout_id).await?;
                 stats.still_pending += 1;
             }
         },
@@ -198,6 +230,19 @@ async fn seats_reserved(pool: &sqlx::PgPool, checkout_id: Uuid) -> Result<bool> 
         r#"SELECT EXISTS (SELECT 1 FROM checkouts c JOIN holds h USING (hold_id)
                           JOIN seats s ON s.hold_id = h.hold_id AND s.hold_token = h.hold_token
                           WHERE c.checkout_id = $1 AND s.state = 'payment_pending') AS "reserved!""#,
+        checkout_id
+    )
+    .fetch_one(pool)
+    .await?)
+}
+
+/// Has the reservation of this checkout's seats run out? (False once they are gone.)
+async fn payment_deadline_passed(pool: &sqlx::PgPool, checkout_id: Uuid) -> Result<bool> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT EXISTS (SELECT 1 FROM checkouts c JOIN holds h USING (hold_id)
+                          JOIN seats s ON s.hold_id = h.hold_id AND s.hold_token = h.hold_token
+                          WHERE c.checkout_id = $1 AND s.state = 'payment_pending'
+                            AND s.hold_expires_at <= now()) AS "passed!""#,
         checkout_id
     )
     .fetch_one(pool)

@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::extract::{Query, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use axum::{Form, Json, Router};
@@ -80,6 +80,8 @@ impl FakeProvider {
         let router = Router::new()
             .route("/v1/payment_intents", post(create_intent))
             .route("/v1/payment_intents/search", get(search_intents))
+            .route("/v1/payment_intents/{id}", get(retrieve_intent))
+            .route("/v1/payment_intents/{id}/cancel", post(cancel_intent))
             .route("/v1/refunds", post(create_refund))
             .with_state(ledger.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("binding the fake provider");
@@ -259,6 +261,41 @@ async fn search_intents(State(ledger): State<Shared>, headers: HeaderMap, Query(
         None => vec![],
     };
     (StatusCode::OK, Json(json!({ "object": "search_result", "data": data, "has_more": false })))
+}
+
+/// Reading an intent settles a processing one, as a search does.
+async fn retrieve_intent(State(ledger): State<Shared>, headers: HeaderMap, Path(id): Path<String>) -> Answer {
+    if let Err(a) = authorised(&ledger, &headers) {
+        return a;
+    }
+    let mut l = ledger.lock().unwrap();
+    let Some(intent) = l.intents.get(&id).cloned() else {
+        return api_error(StatusCode::NOT_FOUND, "invalid_request_error", "resource_missing", &format!("No such payment_intent: '{id}'"));
+    };
+    if intent.status == "processing" {
+        l.intents.get_mut(&id).unwrap().status = "succeeded".into();
+        *l.charges.entry(intent.frontrow_key.clone()).or_default() += 1;
+    }
+    intent_answer(&l.intents[&id])
+}
+
+/// Only intents not yet captured nor processing can be cancelled.
+async fn cancel_intent(State(ledger): State<Shared>, headers: HeaderMap, Path(id): Path<String>) -> Answer {
+    if let Err(a) = authorised(&ledger, &headers) {
+        return a;
+    }
+    let mut l = ledger.lock().unwrap();
+    let Some(intent) = l.intents.get_mut(&id) else {
+        return api_error(StatusCode::NOT_FOUND, "invalid_request_error", "resource_missing", &format!("No such payment_intent: '{id}'"));
+    };
+    match intent.status.as_str() {
+        "requires_payment_method" | "requires_capture" | "requires_confirmation" | "requires_action" => {
+            intent.status = "canceled".into();
+            let answer = intent.clone();
+            intent_answer(&answer)
+        }
+        _ => api_error(StatusCode::BAD_REQUEST, "invalid_request_error", "payment_intent_unexpected_state", "cannot cancel in this state"),
+    }
 }
 
 async fn create_refund(State(ledger): State<Shared>, headers: HeaderMap, Form(form): Form<HashMap<String, String>>) -> Answer {
@@ -667,4 +704,32 @@ async fn checkout_through_the_http_provider() {
     assert_eq!(report.seats_available, 2);
     assert_eq!(report.refunds_pending, 0);
     app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_provider_retrieves_by_reference_and_cancels_only_what_it_may() {
+    let fake = FakeProvider::start().await;
+    let provider = HttpProvider::new(fake.url.clone(), API_KEY, Duration::from_secs(5)).unwrap();
+
+    // Retrieve by reference settles a processing payment, like the real thing does over time.
+    let key = new_key();
+    let processing = provider.create_payment(&request(&key, "pm_card_processing")).await.expect("create");
+    assert_eq!(processing.status, PaymentStatus::Processing);
+    let read = provider.retrieve_payment(&processing.provider_ref).await.expect("retrieve");
+    assert_eq!(read.status, PaymentStatus::Succeeded);
+    assert_eq!(fake.charges(&key), 1);
+
+    // A captured payment cannot be voided: cancel answers it as it stands.
+    let after = provider.cancel_payment(&processing.provider_ref).await.expect("cancel answer");
+    assert_eq!(after.status, PaymentStatus::Succeeded);
+
+    // A declined (uncaptured) intent can be cancelled.
+    let declined_key = new_key();
+    let declined = provider.create_payment(&request(&declined_key, "pm_card_chargeDeclined")).await.expect("create");
+    let cancelled = provider.cancel_payment(&declined.provider_ref).await.expect("cancel");
+    assert_eq!(cancelled.status, PaymentStatus::Canceled);
+    assert_eq!(fake.charges(&declined_key), 0);
+
+    // An unknown reference is the provider refusing, not an unknown outcome.
+    assert!(matches!(provider.retrieve_payment("pi_nope").await, Err(ProviderError::Rejected(_))));
 }

@@ -83,6 +83,15 @@ fn intent_to_payment(intent: IntentBody) -> ProviderPayment {
     ProviderPayment { provider_ref: intent.id, status }
 }
 
+/// A 2xx answer carrying a payment intent; anything else is an error.
+async fn intent_of(response: reqwest::Response) -> Result<ProviderPayment, ProviderError> {
+    if !response.status().is_success() {
+        return Err(error_of(response).await);
+    }
+    let intent: IntentBody = response.json().await.map_err(transport)?;
+    Ok(intent_to_payment(intent))
+}
+
 fn transport(e: reqwest::Error) -> ProviderError {
     ProviderError::Unreachable(e.to_string())
 }
@@ -124,10 +133,6 @@ impl PaymentProvider for HttpProvider {
             .send()
             .await
             .map_err(transport)?;
-        if response.status().is_success() {
-            let intent: IntentBody = response.json().await.map_err(transport)?;
-            return Ok(intent_to_payment(intent));
-        }
         if response.status() == reqwest::StatusCode::PAYMENT_REQUIRED {
             // A card error: the body names the intent and why it was declined.
             let body: ErrorBody = response.json().await.map_err(transport)?;
@@ -135,7 +140,7 @@ impl PaymentProvider for HttpProvider {
             let provider_ref = body.error.payment_intent.map(|i| i.id).unwrap_or_default();
             return Ok(ProviderPayment { provider_ref, status: PaymentStatus::Declined { reason } });
         }
-        Err(error_of(response).await)
+        intent_of(response).await
     }
 
     async fn find_payment(&self, idempotency_key: &str) -> Result<Option<ProviderPayment>, ProviderError> {
@@ -153,6 +158,33 @@ impl PaymentProvider for HttpProvider {
         }
         let body: SearchBody = response.json().await.map_err(transport)?;
         Ok(body.data.into_iter().next().map(intent_to_payment))
+    }
+
+    async fn retrieve_payment(&self, provider_ref: &str) -> Result<ProviderPayment, ProviderError> {
+        let response = self
+            .client
+            .get(self.url(&format!("/v1/payment_intents/{provider_ref}")))
+            .bearer_auth(&self.api_key)
+            .send()
+            .await
+            .map_err(transport)?;
+        intent_of(response).await
+    }
+
+    async fn cancel_payment(&self, provider_ref: &str) -> Result<ProviderPayment, ProviderError> {
+        let response = self
+            .client
+            .post(self.url(&format!("/v1/payment_intents/{provider_ref}/cancel")))
+            .bearer_auth(&self.api_key)
+            .header("Idempotency-Key", format!("cancel-{provider_ref}"))
+            .send()
+            .await
+            .map_err(transport)?;
+        if response.status() == reqwest::StatusCode::BAD_REQUEST {
+            // Not cancellable in its state: the payment as it stands decides.
+            return self.retrieve_payment(provider_ref).await;
+        }
+        intent_of(response).await
     }
 
     async fn refund(&self, provider_ref: &str, amount_cents: i64, idempotency_key: &str) -> Result<ProviderRefund, ProviderError> {

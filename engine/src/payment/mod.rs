@@ -70,6 +70,12 @@ pub trait PaymentProvider: Send + Sync + 'static {
     /// Looks a payment up by the idempotency key it was created with;
     /// `None` when the provider never received it.
     async fn find_payment(&self, idempotency_key: &str) -> Result<Option<ProviderPayment>, ProviderError>;
+    /// Reads a payment by the provider's own reference.
+    async fn retrieve_payment(&self, provider_ref: &str) -> Result<ProviderPayment, ProviderError>;
+    /// Voids a payment that has not been captured. Answers the payment as it
+    /// stands afterwards: `Canceled`, or its unchanged status when it can no
+    /// longer be cancelled (captured, or processing at the bank).
+    async fn cancel_payment(&self, provider_ref: &str) -> Result<ProviderPayment, ProviderError>;
     /// Refunds a captured payment in full; idempotent by `idempotency_key`.
     async fn refund(&self, provider_ref: &str, amount_cents: i64, idempotency_key: &str) -> Result<ProviderRefund, ProviderError>;
 }

@@ -36,6 +36,25 @@ impl SimulatedProvider {
     }
 }
 
+impl SimulatedProvider {
+    /// Reads a payment by our key or by its reference; a slow payment settles
+    /// (approves) on the first read after its time has come.
+    async fn read(&self, idempotency_key: Option<&str>, provider_ref: Option<&str>) -> Result<Option<ProviderPayment>, ProviderError> {
+        let row = sqlx::query!(
+            r#"UPDATE sim_provider_payments
+                  SET status = CASE WHEN status = 'processing' AND settles_at <= now() THEN 'succeeded' ELSE status END
+                WHERE idempotency_key = $1::text OR provider_ref = $2::text
+            RETURNING provider_ref, status"#,
+            idempotency_key,
+            provider_ref
+        )
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(unreachable)?;
+        Ok(row.map(|r| payment_of(r.provider_ref, &r.status)))
+    }
+}
+
 fn unreachable(e: sqlx::Error) -> ProviderError {
     ProviderError::Unreachable(e.to_string())
 }
@@ -90,18 +109,20 @@ impl PaymentProvider for SimulatedProvider {
     }
 
     async fn find_payment(&self, idempotency_key: &str) -> Result<Option<ProviderPayment>, ProviderError> {
-        // A slow payment settles (approves) once its time has come.
-        let row = sqlx::query!(
-            r#"UPDATE sim_provider_payments
-                  SET status = CASE WHEN status = 'processing' AND settles_at <= now() THEN 'succeeded' ELSE status END
-                WHERE idempotency_key = $1
-            RETURNING provider_ref, status"#,
-            idempotency_key
-        )
-        .fetch_optional(&self.pool)
-        .await
-        .map_err(unreachable)?;
-        Ok(row.map(|r| payment_of(r.provider_ref, &r.status)))
+        self.read(Some(idempotency_key), None).await
+    }
+
+    async fn retrieve_payment(&self, provider_ref: &str) -> Result<ProviderPayment, ProviderError> {
+        self.read(None, Some(provider_ref))
+            .await?
+            .ok_or_else(|| ProviderError::Rejected(format!("no such payment {provider_ref}")))
+    }
+
+    async fn cancel_payment(&self, provider_ref: &str) -> Result<ProviderPayment, ProviderError> {
+        // Like a bank debit in flight, a processing payment cannot be voided;
+        // captured and declined ones are final. So cancel changes nothing
+        // here and answers the current status.
+        self.retrieve_payment(provider_ref).await
     }
 
     async fn refund(&self, provider_ref: &str, amount_cents: i64, _idempotency_key: &str) -> Result<ProviderRefund, ProviderError> {
