@@ -28,7 +28,7 @@ pub async fn audit(pool: &sqlx::PgPool, event_id: Option<Uuid>) -> Result<AuditR
                                    WHERE c.checkout_id = pi.checkout_id)
                   AND NOT EXISTS (SELECT 1 FROM refunds r WHERE r.payment_id = pi.payment_id)) AS "captured_without_booking!",
              (SELECT count(*) FROM refunds r JOIN pi USING (payment_id) WHERE r.status <> 'succeeded') AS "refunds_pending!",
-             (SELECT count(*) FROM s WHERE s.state IN ('held', 'payment_pending')
+             (SELECT count(*) FROM s WHERE (s.state = 'payment_pending' OR (s.state = 'held' AND s.hold_expires_at > now()))
                   AND NOT EXISTS (SELECT 1 FROM holds h WHERE h.hold_id = s.hold_id AND h.hold_token = s.hold_token
                                     AND h.user_id = s.holder_id AND h.state IN ('active', 'checking_out')))
                AS "held_without_live_hold!",

@@ -13,7 +13,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::error::{EngineError, Result};
-use crate::holds::MAX_TOKEN_LEN;
+use crate::holds::{is_retryable, MAX_TOKEN_LEN};
 use crate::model::{Booking, Ticket};
 use crate::payment::{PaymentRequest, PaymentStatus, ProviderError, RefundStatus};
 use crate::tokens::{sha256_hex, ticket_code, token_tag};
@@ -122,6 +122,15 @@ pub async fn checkout(engine: &Engine, req: CheckoutRequest<'_>) -> Result<Check
         }
     };
     let outcome = run(engine, checkout_id, req.hold_token, req.payment_token).await;
+    if outcome.is_err() {
+        // Let a retry (or reconciliation) take over at once rather than after the lease.
+        let _ = sqlx::query!(
+            "UPDATE checkouts SET lease_until = now() WHERE checkout_id = $1 AND response_body IS NULL",
+            checkout_id
+        )
+        .execute(pool)
+        .await;
+    }
     let label = match &outcome {
         Ok(CheckoutOutcome::Confirmed { .. }) => "confirmed",
         Ok(CheckoutOutcome::PaymentPending { .. }) => "payment_pending",
@@ -179,11 +188,24 @@ async fn run(engine: &Engine, checkout_id: Uuid, hold_token: &str, payment_token
     .fetch_optional(pool)
     .await?;
     let (provider_key, amount_cents, payment_token) = match existing_intent {
-        Some(i) => (i.provider_key, i.amount_cents, i.payment_token),
-        None => match reserve_for_payment(engine, checkout_id, hold_token, payment_token).await? {
-            Reserved::Yes { provider_key, amount_cents } => (provider_key, amount_cents, payment_token.to_owned()),
-            Reserved::No(outcome) => return Ok(outcome),
-        },
+        // Resuming a request that died: send the payment again only while the
+        // seats still wait for it; otherwise just learn what became of it.
+        Some(i) if seats_reserved(pool, checkout_id).await? => (i.provider_key, i.amount_cents, i.payment_token),
+        Some(i) => return settle_by_lookup(engine, checkout_id, &i.provider_key).await,
+        None => {
+            let mut attempt = 0;
+            let reserved = loop {
+                attempt += 1;
+                match reserve_for_payment(engine, checkout_id, hold_token, payment_token).await {
+                    Err(e) if attempt < 3 && is_retryable(&e) => continue,
+                    other => break other?,
+                }
+            };
+            match reserved {
+                Reserved::Yes { provider_key, amount_cents } => (provider_key, amount_cents, payment_token.to_owned()),
+                Reserved::No(outcome) => return Ok(outcome),
+            }
+        }
     };
 
     let request = PaymentRequest {
@@ -225,6 +247,53 @@ pub(crate) async fn pay(engine: &Engine, checkout_id: Uuid, request: &PaymentReq
     }
 }
 
+/// Settles a checkout by what the provider knows of its payment, without
+/// sending it again.
+async fn settle_by_lookup(engine: &Engine, checkout_id: Uuid, provider_key: &str) -> Result<CheckoutOutcome> {
+    let pool = &engine.pool;
+    match engine.provider.find_payment(provider_key).await {
+        Ok(Some(p)) => match p.status {
+            PaymentStatus::Succeeded => settle_success(engine, checkout_id, &p.provider_ref).await,
+            PaymentStatus::Processing => mark_pending(pool, checkout_id, Some(&p.provider_ref), "processing", None).await,
+            PaymentStatus::Declined { reason } => settle_unpaid(pool, checkout_id, Unpaid::Failed(reason)).await,
+            PaymentStatus::Canceled => settle_unpaid(pool, checkout_id, Unpaid::Failed("payment canceled".into())).await,
+        },
+        Ok(None) => settle_unpaid(pool, checkout_id, Unpaid::Failed("the payment never reached the provider".into())).await,
+        Err(e) => mark_pending(pool, checkout_id, None, "unknown", Some(&e.to_string())).await,
+    }
+}
+
+/// Are the checkout's seats still waiting for its payment?
+pub(crate) async fn seats_reserved(pool: &sqlx::PgPool, checkout_id: Uuid) -> Result<bool> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT EXISTS (SELECT 1 FROM checkouts c JOIN holds h USING (hold_id)
+                          JOIN seats s ON s.hold_id = h.hold_id AND s.hold_token = h.hold_token
+                          WHERE c.checkout_id = $1 AND s.state = 'payment_pending') AS "reserved!""#,
+        checkout_id
+    )
+    .fetch_one(pool)
+    .await?)
+}
+
+/// Locks the checkout and its payment for settling. `Some(answer)` when the
+/// payment was already settled (by the request or by reconciliation): then
+/// nothing may change and the stored answer stands.
+async fn lock_unsettled(conn: &mut sqlx::PgConnection, checkout_id: Uuid) -> Result<Option<CheckoutOutcome>> {
+    let row = sqlx::query!(
+        r#"SELECT c.response_body, pi.settled_at IS NOT NULL AS "settled!"
+           FROM checkouts c JOIN payment_intents pi USING (checkout_id)
+           WHERE c.checkout_id = $1 FOR UPDATE"#,
+        checkout_id
+    )
+    .fetch_one(conn)
+    .await?;
+    match (row.settled, row.response_body) {
+        (true, Some(body)) => decode_outcome(body).map(Some),
+        (true, None) => Err(EngineError::Internal(format!("checkout {checkout_id} settled without an answer"))),
+        (false, _) => Ok(None),
+    }
+}
+
 async fn record_provider_ref(pool: &sqlx::PgPool, checkout_id: Uuid, provider_ref: &str) -> Result<()> {
     if !provider_ref.is_empty() {
         sqlx::query!("UPDATE payment_intents SET provider_ref = $2 WHERE checkout_id = $1", checkout_id, provider_ref)
@@ -261,6 +330,27 @@ enum Reserved {
 async fn reserve_for_payment(engine: &Engine, checkout_id: Uuid, hold_token: &str, payment_token: &str) -> Result<Reserved> {
     let pool = &engine.pool;
     let mut tx = pool.begin().await?;
+    // Re-assert the claim on the key inside this transaction: if the request
+    // was so slow that its claim was closed meanwhile, stop here.
+    let still_ours = sqlx::query_scalar!(
+        r#"UPDATE checkouts SET lease_until = now() + make_interval(secs => $2), updated_at = now()
+            WHERE checkout_id = $1 AND state = 'processing' AND response_body IS NULL
+        RETURNING checkout_id"#,
+        checkout_id,
+        engine.settings.checkout_lease.as_secs_f64()
+    )
+    .fetch_optional(&mut *tx)
+    .await?;
+    if still_ours.is_none() {
+        tx.rollback().await?;
+        let body = sqlx::query_scalar!("SELECT response_body FROM checkouts WHERE checkout_id = $1", checkout_id)
+            .fetch_one(pool)
+            .await?;
+        return match body {
+            Some(body) => Ok(Reserved::No(decode_outcome(body)?)),
+            None => Err(EngineError::IdempotencyKeyInUse),
+        };
+    }
     let hold = hold_facts(&mut tx, checkout_id).await?;
     let grace_secs = engine.settings.payment_grace.as_secs_f64();
     let moved = sqlx::query_scalar!(
@@ -293,11 +383,15 @@ async fn reserve_for_payment(engine: &Engine, checkout_id: Uuid, hold_token: &st
         .fetch_one(pool)
         .await?;
         if in_payment > 0 {
-            // Another checkout (another key) is paying for this hold; let this
-            // key be retried once that one has settled.
-            sqlx::query!("UPDATE checkouts SET lease_until = now() WHERE checkout_id = $1", checkout_id)
-                .execute(pool)
-                .await?;
+            // Another checkout (another key) is paying for this hold: give
+            // this key back unused, so it can be retried once that one settles.
+            sqlx::query!(
+                r#"DELETE FROM checkouts c WHERE c.checkout_id = $1 AND c.response_body IS NULL
+                     AND NOT EXISTS (SELECT 1 FROM payment_intents pi WHERE pi.checkout_id = c.checkout_id)"#,
+                checkout_id
+            )
+            .execute(pool)
+            .await?;
             return Err(EngineError::CheckoutInProgress);
         }
         let outcome = CheckoutOutcome::HoldExpired { checkout_id, refunded: false };
@@ -355,6 +449,9 @@ pub(crate) async fn mark_pending(
     error: Option<&str>,
 ) -> Result<CheckoutOutcome> {
     let mut tx = pool.begin().await?;
+    if let Some(settled) = lock_unsettled(&mut tx, checkout_id).await? {
+        return Ok(settled);
+    }
     sqlx::query!(
         r#"UPDATE payment_intents
               SET status = $2::text::payment_status, provider_ref = coalesce($3, provider_ref),
@@ -378,17 +475,8 @@ pub(crate) async fn mark_pending(
 pub(crate) async fn settle_success(engine: &Engine, checkout_id: Uuid, provider_ref: &str) -> Result<CheckoutOutcome> {
     let pool = &engine.pool;
     let mut tx = pool.begin().await?;
-    // Lock the checkout row: the request and reconciliation never both settle it.
-    let current = sqlx::query!(
-        r#"SELECT state::text AS "state!", response_body FROM checkouts WHERE checkout_id = $1 FOR UPDATE"#,
-        checkout_id
-    )
-    .fetch_one(&mut *tx)
-    .await?;
-    if matches!(current.state.as_str(), "confirmed" | "refunded" | "failed" | "declined" | "expired") {
-        if let Some(body) = current.response_body {
-            return decode_outcome(body);
-        }
+    if let Some(settled) = lock_unsettled(&mut tx, checkout_id).await? {
+        return Ok(settled);
     }
     let hold = hold_facts(&mut tx, checkout_id).await?;
     let booking_id = Uuid::new_v4();
@@ -490,6 +578,9 @@ pub(crate) enum Unpaid {
 /// expiry) so the fan can try again, and the key's answer is stored.
 pub(crate) async fn settle_unpaid(pool: &sqlx::PgPool, checkout_id: Uuid, why: Unpaid) -> Result<CheckoutOutcome> {
     let mut tx = pool.begin().await?;
+    if let Some(settled) = lock_unsettled(&mut tx, checkout_id).await? {
+        return Ok(settled);
+    }
     let hold = hold_facts(&mut tx, checkout_id).await?;
     sqlx::query!(
         r#"WITH back AS (
@@ -532,6 +623,9 @@ pub(crate) async fn settle_unpaid(pool: &sqlx::PgPool, checkout_id: Uuid, why: U
 async fn refund_unsellable(engine: &Engine, checkout_id: Uuid, provider_ref: &str) -> Result<CheckoutOutcome> {
     let pool = &engine.pool;
     let mut tx = pool.begin().await?;
+    if let Some(settled) = lock_unsettled(&mut tx, checkout_id).await? {
+        return Ok(settled);
+    }
     let intent = sqlx::query!(
         r#"UPDATE payment_intents SET status = 'succeeded', provider_ref = $2, settled_at = now(), updated_at = now()
             WHERE checkout_id = $1 RETURNING payment_id, amount_cents"#,

@@ -223,7 +223,7 @@ pub struct AuditReport {
     /// Captured money with neither a booking nor a completed refund (once settled).
     pub payments_captured_without_booking: i64,
     pub refunds_pending: i64,
-    /// Seats in a held state whose hold record is not live with the same token.
+    /// Seats held (lease not lapsed) or payment-pending whose hold is not live with the same token.
     pub held_without_live_hold: i64,
     /// Sold seats whose booking is missing, or live tickets on unsold seats.
     pub sold_mismatched: i64,

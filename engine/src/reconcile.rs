@@ -14,7 +14,9 @@ use std::time::Duration;
 
 use uuid::Uuid;
 
-use crate::checkout::{attempt_refund, mark_pending, pay, recorded_request, settle_success, settle_unpaid, CheckoutOutcome, Unpaid};
+use crate::checkout::{
+    attempt_refund, mark_pending, pay, recorded_request, seats_reserved, settle_success, settle_unpaid, CheckoutOutcome, Unpaid,
+};
 use crate::error::Result;
 use crate::payment::PaymentStatus;
 use crate::tokens::token_tag;
@@ -162,7 +164,11 @@ async fn settle_one(
             let request = recorded_request(pool, checkout_id, &engine.settings.currency).await?;
             match pay(engine, checkout_id, &request).await? {
                 CheckoutOutcome::Confirmed { .. } => stats.confirmed += 1,
-                CheckoutOutcome::PaymentPending { .. } => stats.still_pending += 1,
+                CheckoutOutcome::PaymentPending { .. } => {
+                    // Still no answer: past the deadline the seats go back on sale.
+                    stats.released += release_past_deadline(pool, checkout_id).await?;
+                    stats.still_pending += 1;
+                }
                 CheckoutOutcome::HoldExpired { .. } => stats.refunded += 1,
                 CheckoutOutcome::Declined { .. } | CheckoutOutcome::Failed { .. } => stats.failed += 1,
             }
@@ -222,18 +228,6 @@ async fn release_past_deadline(pool: &sqlx::PgPool, checkout_id: Uuid) -> Result
     }
     tx.commit().await?;
     Ok(released as u32)
-}
-
-/// Are the checkout's seats still waiting for its payment?
-async fn seats_reserved(pool: &sqlx::PgPool, checkout_id: Uuid) -> Result<bool> {
-    Ok(sqlx::query_scalar!(
-        r#"SELECT EXISTS (SELECT 1 FROM checkouts c JOIN holds h USING (hold_id)
-                          JOIN seats s ON s.hold_id = h.hold_id AND s.hold_token = h.hold_token
-                          WHERE c.checkout_id = $1 AND s.state = 'payment_pending') AS "reserved!""#,
-        checkout_id
-    )
-    .fetch_one(pool)
-    .await?)
 }
 
 /// Has the reservation of this checkout's seats run out? (False once they are gone.)

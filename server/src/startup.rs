@@ -83,6 +83,8 @@ impl Application {
         let engine_settings = EngineSettings {
             checkout_wait: settings.checkout_wait(),
             payment_grace: Duration::from_secs(settings.payment_grace_secs),
+            // A request must finish its provider call well within its claim on the key.
+            checkout_lease: EngineSettings::default().checkout_lease.max(settings.checkout_wait() * 3),
             ..EngineSettings::default()
         };
         let provider = payment_provider(&settings, &pool)?;
