@@ -12,11 +12,13 @@ echo "test: build"
 "${cargo_test[@]}" --no-run
 scripts/build.sh --site-only
 
+log=$(mktemp -d)
+trap 'rm -rf "$log"' EXIT
 echo "test: cargo test"
-"${cargo_test[@]}"
+"${cargo_test[@]}" 2>&1 | tee "$log/cargo.txt"
 
 echo "test: end-to-end (Playwright, Chromium)"
-(cd end2end && npx playwright test)
+(cd end2end && npx playwright test) 2>&1 | tee "$log/e2e.txt"
 
 echo "test: audit of the end-to-end database"
 target/debug/frontrow --data-dir target/e2e-data --pg-port 54331 audit
@@ -32,4 +34,7 @@ for dir in target/test-pg/pg/data target/e2e-data/pg/data; do
     "$bin/pg_ctl" -D "$dir" stop -m fast >/dev/null || true
   fi
 done
-echo "test: all green"
+# One closing line for the whole run.
+passed=$(awk '/^test result: ok\./ { n += $4 } END { print n + 0 }' "$log/cargo.txt")
+e2e=$(sed -n 's/^ *\([0-9]*\) passed.*/\1/p' "$log/e2e.txt" | tail -n1)
+echo "tests: $((passed + ${e2e:-0})) passed, 0 failed"
