@@ -36,6 +36,17 @@ pub struct ReconcileStats {
     pub refunds_retried: u32,
 }
 
+impl ReconcileStats {
+    fn count(&mut self, outcome: &CheckoutOutcome) {
+        match outcome {
+            CheckoutOutcome::Confirmed { .. } => self.confirmed += 1,
+            CheckoutOutcome::PaymentPending { .. } => self.still_pending += 1,
+            CheckoutOutcome::HoldExpired { .. } => self.refunded += 1,
+            CheckoutOutcome::Declined { .. } | CheckoutOutcome::Failed { .. } => self.failed += 1,
+        }
+    }
+}
+
 pub async fn reconcile_once(engine: &Engine) -> Result<ReconcileStats> {
     let pool = &engine.pool;
     let mut stats = ReconcileStats::default();
@@ -121,10 +132,7 @@ async fn settle_one(
     match lookup {
         Ok(Some(payment)) => match payment.status {
             PaymentStatus::Succeeded => {
-                match settle_success(engine, checkout_id, &payment.provider_ref).await? {
-                    CheckoutOutcome::Confirmed { .. } => stats.confirmed += 1,
-                    _ => stats.refunded += 1,
-                }
+                stats.count(&settle_success(engine, checkout_id, &payment.provider_ref).await?);
             }
             PaymentStatus::Declined { reason } => {
                 settle_unpaid(pool, checkout_id, Unpaid::Failed(reason)).await?;
@@ -143,10 +151,7 @@ async fn settle_one(
                         stats.failed += 1;
                     }
                     Ok(p) if p.status == PaymentStatus::Succeeded => {
-                        match settle_success(engine, checkout_id, &p.provider_ref).await? {
-                            CheckoutOutcome::Confirmed { .. } => stats.confirmed += 1,
-                            _ => stats.refunded += 1,
-                        }
+                        stats.count(&settle_success(engine, checkout_id, &p.provider_ref).await?);
                     }
                     _ => {
                         mark_pending(pool, checkout_id, Some(&payment.provider_ref), "processing", None).await?;
@@ -162,16 +167,12 @@ async fn settle_one(
         },
         Ok(None) if seats_reserved(pool, checkout_id).await? => {
             let request = recorded_request(pool, checkout_id, &engine.settings.currency).await?;
-            match pay(engine, checkout_id, &request).await? {
-                CheckoutOutcome::Confirmed { .. } => stats.confirmed += 1,
-                CheckoutOutcome::PaymentPending { .. } => {
-                    // Still no answer: past the deadline the seats go back on sale.
-                    stats.released += release_past_deadline(pool, checkout_id).await?;
-                    stats.still_pending += 1;
-                }
-                CheckoutOutcome::HoldExpired { .. } => stats.refunded += 1,
-                CheckoutOutcome::Declined { .. } | CheckoutOutcome::Failed { .. } => stats.failed += 1,
+            let outcome = pay(engine, checkout_id, &request).await?;
+            if matches!(outcome, CheckoutOutcome::PaymentPending { .. }) {
+                // Still no answer: past the deadline the seats go back on sale.
+                stats.released += release_past_deadline(pool, checkout_id).await?;
             }
+            stats.count(&outcome);
         }
         Ok(None) => {
             settle_unpaid(pool, checkout_id, Unpaid::Failed("the payment never reached the provider".into())).await?;
