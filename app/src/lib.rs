@@ -1,10 +1,28 @@
-//! The Leptos app: rendered on the server, then hydrated in the browser.
+//! The fan-facing web app, in Leptos islands mode: every page is rendered on
+//! the server (so the seat map shows before any WebAssembly arrives), and only
+//! the interactive parts (`#[island]`s) are hydrated in the browser. A phone
+//! downloads the code for the seat picker, not for the whole site.
+#![recursion_limit = "256"]
+
+mod client;
+pub mod format;
+pub mod islands;
+pub mod pages;
+pub mod props;
+#[cfg(feature = "ssr")]
+pub mod server;
+#[cfg(feature = "ssr")]
+pub mod seatmap;
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 use leptos_router::components::{Route, Router, Routes};
-use leptos_router::path;
-use serde::{Deserialize, Serialize};
+use leptos_router::{path, SsrMode};
+
+use pages::{AccountPage, BookingPage, CheckoutPage, EventPage, EventsPage, SignInPage, SignUpPage};
+
+/// The session key holding the signed-in user's id (shared with the JSON API).
+pub const SESSION_USER_KEY: &str = "user_id";
 
 /// The HTML document around the app (server side only renders it).
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -14,8 +32,10 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
             <head>
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
+                <meta name="color-scheme" content="light"/>
+                <link rel="icon" href="/favicon.svg" type="image/svg+xml"/>
                 <AutoReload options=options.clone()/>
-                <HydrationScripts options/>
+                <HydrationScripts options islands=true/>
                 <MetaTags/>
             </head>
             <body>
@@ -30,97 +50,23 @@ pub fn App() -> impl IntoView {
     provide_meta_context();
     view! {
         <Stylesheet id="frontrow" href="/pkg/frontrow.css"/>
-        <Title text="frontrow"/>
-        <header class="site-header">
-            <a class="brand" href="/">"frontrow"</a>
-        </header>
+        <Title formatter=|page: String| if page.is_empty() { "frontrow".to_owned() } else { format!("{page} · frontrow") }/>
+        <a class="skip-link" href="#main">"Skip to content"</a>
+        <pages::SiteHeader/>
         <Router>
-            <main>
-                <Routes fallback=|| view! { <p class="notice">"Page not found."</p> }>
-                    <Route path=path!("") view=HomePage/>
+            <main id="main">
+                // Async: the whole page (status code and title included) is
+                // ready before the first byte, so a 404 is a real 404.
+                <Routes fallback=|| view! { <pages::NotFound/> }>
+                    <Route path=path!("") view=EventsPage ssr=SsrMode::Async/>
+                    <Route path=path!("/events/:id") view=EventPage ssr=SsrMode::Async/>
+                    <Route path=path!("/checkouts/:id") view=CheckoutPage ssr=SsrMode::Async/>
+                    <Route path=path!("/bookings/:id") view=BookingPage ssr=SsrMode::Async/>
+                    <Route path=path!("/account") view=AccountPage ssr=SsrMode::Async/>
+                    <Route path=path!("/signin") view=SignInPage ssr=SsrMode::Async/>
+                    <Route path=path!("/signup") view=SignUpPage ssr=SsrMode::Async/>
                 </Routes>
             </main>
         </Router>
-    }
-}
-
-/// One event as the listing shows it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct EventCard {
-    pub event_id: String,
-    pub name: String,
-    pub venue: String,
-    pub starts_at: String,
-    pub status: String,
-    pub seats_available: i64,
-    pub seats_total: i64,
-}
-
-#[server(prefix = "/_app")]
-pub async fn list_events() -> Result<Vec<EventCard>, ServerFnError> {
-    let pool = use_context::<sqlx::PgPool>().ok_or_else(|| ServerFnError::new("no database in context"))?;
-    let events = frontrow_engine::catalogue::list_events(&pool)
-        .await
-        .map_err(|e| ServerFnError::new(e.to_string()))?;
-    Ok(events
-        .into_iter()
-        .map(|e| EventCard {
-            event_id: e.event_id.to_string(),
-            name: e.name,
-            venue: e.venue,
-            starts_at: e.starts_at.format("%a %e %b %Y, %H:%M UTC").to_string(),
-            status: e.status,
-            seats_available: e.seats_available,
-            seats_total: e.seats_total,
-        })
-        .collect())
-}
-
-#[component]
-fn HomePage() -> impl IntoView {
-    let events = Resource::new(|| (), |_| list_events());
-    // Flips only in the browser, once the WebAssembly has taken over the page.
-    let (interactive, set_interactive) = signal(false);
-    Effect::new(move |_| set_interactive.set(true));
-    let refresh = move |_| events.refetch();
-
-    view! {
-        <section class="events">
-            <div class="events-head">
-                <h1>"On sale"</h1>
-                <button class="refresh" on:click=refresh disabled=move || !interactive.get()>"Refresh"</button>
-                <span id="app-state" data-interactive=move || interactive.get().to_string()>
-                    {move || if interactive.get() { "live" } else { "loading…" }}
-                </span>
-            </div>
-            <Suspense fallback=|| view! { <p>"Loading events…"</p> }>
-                {move || events.get().map(|result| match result {
-                    Ok(list) if list.is_empty() => view! { <p class="notice">"No events yet."</p> }.into_any(),
-                    Ok(list) => view! {
-                        <ul class="event-list">
-                            {list.into_iter().map(|e| view! { <EventItem event=e/> }).collect_view()}
-                        </ul>
-                    }.into_any(),
-                    Err(e) => view! { <p class="error">"Could not load events: " {e.to_string()}</p> }.into_any(),
-                })}
-            </Suspense>
-        </section>
-    }
-}
-
-#[component]
-fn EventItem(event: EventCard) -> impl IntoView {
-    let availability = match event.status.as_str() {
-        "sold_out" => "Sold out".to_owned(),
-        "upcoming" => "On sale soon".to_owned(),
-        _ if event.seats_available * 10 < event.seats_total => format!("Selling fast: {} left", event.seats_available),
-        _ => format!("{} of {} seats available", event.seats_available, event.seats_total),
-    };
-    view! {
-        <li class="event-card" data-event-id=event.event_id.clone()>
-            <h2>{event.name}</h2>
-            <p class="meta">{event.venue} " · " {event.starts_at}</p>
-            <p class="availability">{availability}</p>
-        </li>
     }
 }

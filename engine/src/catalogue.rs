@@ -142,9 +142,9 @@ pub async fn create_event(pool: &sqlx::PgPool, new: &NewEvent, created_by: Optio
     }
     sqlx::query!(
         r#"INSERT INTO seats (event_id, seat_id, section, row_label, number, position, tier, price_cents)
-           SELECT $1, s.id, s.section, s.row_label, s.number, s.number, s.tier, s.price
-           FROM UNNEST($2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::int[])
-                AS s(id, section, row_label, number, tier, price)"#,
+           SELECT $1, s.id, s.section, s.row_label, s.number, s.ord, s.tier, s.price
+           FROM UNNEST($2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::int[]) WITH ORDINALITY
+                AS s(id, section, row_label, number, tier, price, ord)"#,
         event_id,
         &ids,
         &sections,
@@ -159,7 +159,7 @@ pub async fn create_event(pool: &sqlx::PgPool, new: &NewEvent, created_by: Optio
     Ok(CreatedEvent { event_id, seats_total })
 }
 
-fn event_status(now: DateTime<Utc>, starts_at: DateTime<Utc>, sale_opens_at: DateTime<Utc>, available: i64) -> String {
+pub(crate) fn event_status(now: DateTime<Utc>, starts_at: DateTime<Utc>, sale_opens_at: DateTime<Utc>, available: i64) -> String {
     if starts_at <= now {
         "past"
     } else if sale_opens_at > now {
@@ -179,7 +179,9 @@ pub async fn list_events(pool: &sqlx::PgPool) -> Result<Vec<EventSummary>> {
                   e.sale_opens_at AS "sale_opens_at: DateTime<Utc>",
                   (SELECT count(*) FROM seats s WHERE s.event_id = e.event_id) AS "seats_total!",
                   (SELECT count(*) FROM seats s WHERE s.event_id = e.event_id
-                     AND (s.state = 'available' OR (s.state = 'held' AND s.hold_expires_at <= now()))) AS "seats_available!"
+                     AND (s.state = 'available' OR (s.state = 'held' AND s.hold_expires_at <= now()))) AS "seats_available!",
+                  (SELECT min(price_cents) FROM price_tiers t WHERE t.event_id = e.event_id) AS "price_min_cents!",
+                  (SELECT max(price_cents) FROM price_tiers t WHERE t.event_id = e.event_id) AS "price_max_cents!"
            FROM events e
            ORDER BY e.starts_at, e.name"#
     )
@@ -197,6 +199,8 @@ pub async fn list_events(pool: &sqlx::PgPool) -> Result<Vec<EventSummary>> {
             sale_opens_at: r.sale_opens_at,
             seats_total: r.seats_total,
             seats_available: r.seats_available,
+            price_min_cents: r.price_min_cents,
+            price_max_cents: r.price_max_cents,
         })
         .collect())
 }
@@ -260,6 +264,8 @@ pub async fn event_detail(pool: &sqlx::PgPool, event_id: Uuid) -> Result<EventDe
             sale_opens_at: e.sale_opens_at,
             seats_total: e.seats_total,
             seats_available: e.seats_available,
+            price_min_cents: tiers.iter().map(|t| t.price_cents).min().unwrap_or(0),
+            price_max_cents: tiers.iter().map(|t| t.price_cents).max().unwrap_or(0),
         },
         hold_ttl_seconds: e.hold_ttl_seconds,
         max_seats_per_order: e.max_seats_per_order,
@@ -267,42 +273,6 @@ pub async fn event_detail(pool: &sqlx::PgPool, event_id: Uuid) -> Result<EventDe
         tiers,
         sections,
     })
-}
-
-pub async fn seat_map(pool: &sqlx::PgPool, event_id: Uuid, section: Option<&str>) -> Result<SeatMap> {
-    let exists = sqlx::query_scalar!("SELECT 1 AS one FROM events WHERE event_id = $1", event_id)
-        .fetch_optional(pool)
-        .await?;
-    if exists.is_none() {
-        return Err(EngineError::NotFound);
-    }
-    // One snapshot: the version and the seats come from the same statement.
-    let rows = sqlx::query!(
-        r#"SELECT seat_id, section, row_label, number, tier, price_cents,
-                  state AS "state: SeatState", hold_expires_at AS "hold_expires_at: DateTime<Utc>", now() AS "now!: DateTime<Utc>",
-                  (SELECT max(version) FROM seats v WHERE v.event_id = $1) AS "event_version!"
-           FROM seats
-           WHERE event_id = $1 AND ($2::text IS NULL OR section = $2)
-           ORDER BY section, row_label, position"#,
-        event_id,
-        section,
-    )
-    .fetch_all(pool)
-    .await?;
-    let version = rows.first().map_or(0, |r| r.event_version);
-    let seats = rows
-        .into_iter()
-        .map(|r| SeatView {
-            status: SeatStatus::of(r.state, r.hold_expires_at, r.now),
-            seat_id: r.seat_id,
-            section: r.section,
-            row: r.row_label,
-            number: r.number,
-            tier: r.tier,
-            price_cents: r.price_cents,
-        })
-        .collect();
-    Ok(SeatMap { event_id, version, seats })
 }
 
 pub async fn find_event_by_name(pool: &sqlx::PgPool, name: &str) -> Result<Option<Uuid>> {

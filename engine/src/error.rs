@@ -10,6 +10,8 @@ pub enum EngineError {
     InvalidInput(String),
     #[error("some seats are not available")]
     SeatsUnavailable { conflict_seats: Vec<String> },
+    #[error("no {count} seats together are available in tier {tier}")]
+    NoSeatsTogether { count: usize, tier: String },
     #[error("at most {max} seats per order for this event")]
     TooManySeats { max: i32 },
     #[error("the sale has not opened yet")]

@@ -264,3 +264,20 @@ pub async fn hold_status(pool: &sqlx::PgPool, user_id: Uuid, hold_id: Uuid) -> R
     let state = if h.state == "active" && h.lapsed { "expired".to_owned() } else { h.state };
     Ok(HoldStatus { hold_id: h.hold_id, event_id: h.event_id, seat_ids: h.seat_ids, expires_at: h.expires_at, state })
 }
+
+/// The fan's live hold on the event, if any (the newest), so a reloaded page
+/// can pick up where the fan was, including in the middle of paying (the
+/// page then re-sends the same idempotency key and gets the first answer).
+pub async fn active_hold(pool: &sqlx::PgPool, user_id: Uuid, event_id: Uuid) -> Result<Option<Hold>> {
+    Ok(sqlx::query_as!(
+        Hold,
+        r#"SELECT hold_id, hold_token, event_id, seat_ids, expires_at AS "expires_at: DateTime<Utc>", total_cents
+           FROM holds
+           WHERE user_id = $1 AND event_id = $2 AND state IN ('active', 'checking_out') AND expires_at > now()
+           ORDER BY created_at DESC LIMIT 1"#,
+        user_id,
+        event_id
+    )
+    .fetch_optional(pool)
+    .await?)
+}

@@ -5,10 +5,12 @@
 
 pub mod accounts;
 pub mod audit;
+pub mod best;
 pub mod catalogue;
 pub mod checkout;
 pub mod error;
 pub mod holds;
+pub mod live;
 pub mod model;
 pub mod payment;
 pub mod reaper;
@@ -57,10 +59,12 @@ pub struct Engine {
     pub pool: sqlx::PgPool,
     pub provider: Arc<dyn PaymentProvider>,
     pub settings: EngineSettings,
+    /// This instance's in-memory seat maps, kept current by notifications.
+    pub board: Arc<live::SeatBoard>,
 }
 
 impl Engine {
     pub fn new(pool: sqlx::PgPool, provider: Arc<dyn PaymentProvider>, settings: EngineSettings) -> Self {
-        Self { pool, provider, settings }
+        Self { board: Arc::new(live::SeatBoard::new(pool.clone())), pool, provider, settings }
     }
 }

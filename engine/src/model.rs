@@ -84,6 +84,9 @@ pub struct EventSummary {
     pub status: String,
     pub seats_total: i64,
     pub seats_available: i64,
+    /// The cheapest and dearest tier.
+    pub price_min_cents: i32,
+    pub price_max_cents: i32,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]

@@ -1,3 +1,4 @@
+#![recursion_limit = "256"]
 //! The frontrow server: configuration, the private PostgreSQL cluster, the
 //! JSON API, Leptos SSR, background tasks and the command line.
 
@@ -10,3 +11,4 @@ pub mod startup;
 pub mod state;
 pub mod tasks;
 pub mod telemetry;
+pub mod tickets;

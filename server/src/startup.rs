@@ -18,6 +18,7 @@ use sqlx::postgres::PgPoolOptions;
 use sqlx::PgPool;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
+use tower_http::compression::CompressionLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 use tower_sessions::cookie::SameSite;
@@ -28,6 +29,7 @@ use crate::api;
 use crate::config::{ProviderKind, ServeArgs, Switch};
 use crate::state::AppState;
 use crate::tasks;
+use crate::tickets;
 
 pub async fn connect(database_url: &str, max_connections: u32) -> Result<PgPool> {
     PgPoolOptions::new()
@@ -107,6 +109,7 @@ impl Application {
             rate_limiter,
             metrics: metrics_handle(),
             leptos_options,
+            shutdown: CancellationToken::new(),
         };
         let router = router(state.clone(), pool);
         Ok(Self { local_addr, listener, router, state })
@@ -123,6 +126,14 @@ impl Application {
     /// Serves until `shutdown` fires, running the background tasks alongside.
     pub async fn run_until(self, shutdown: CancellationToken) -> Result<()> {
         let tasks = tasks::spawn(self.state.clone(), shutdown.clone());
+        let connections = self.state.shutdown.clone();
+        tokio::spawn({
+            let shutdown = shutdown.clone();
+            async move {
+                shutdown.cancelled().await;
+                connections.cancel();
+            }
+        });
         let service = self.router.into_make_service_with_connect_info::<SocketAddr>();
         axum::serve(self.listener, service)
             .with_graceful_shutdown(async move { shutdown.cancelled().await })
@@ -143,11 +154,13 @@ fn router(state: AppState, pool: PgPool) -> Router {
 
     let leptos_options = state.leptos_options.clone();
     let routes = generate_route_list(frontrow_app::App);
-    let app_context = move || leptos::prelude::provide_context(pool.clone());
+    let engine = state.engine.clone();
+    let app_context = move || leptos::prelude::provide_context(engine.clone());
 
     let x_request_id = HeaderName::from_static("x-request-id");
     Router::new()
         .merge(api::router(state.clone()))
+        .route("/bookings/{booking_id}/print", axum::routing::get(tickets::print_tickets))
         .leptos_routes_with_context(&state, routes, app_context, {
             let options = leptos_options.clone();
             move || frontrow_app::shell(options.clone())
@@ -157,6 +170,9 @@ fn router(state: AppState, pool: PgPool) -> Router {
         .layer(axum::middleware::from_fn(api::csrf_guard))
         .layer(sessions)
         .layer(axum::extract::DefaultBodyLimit::max(256 * 1024))
+        // A 10,000-seat map is ~1.5 MB of repetitive SVG; compressed it is a
+        // fraction of that (the README quotes the measured weight).
+        .layer(CompressionLayer::new())
         .layer(PropagateRequestIdLayer::new(x_request_id.clone()))
         .layer(TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
             let request_id = request.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("-");

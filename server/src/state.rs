@@ -22,6 +22,9 @@ pub struct AppState {
     pub rate_limiter: Option<Arc<ClientRateLimiter>>,
     pub metrics: PrometheusHandle,
     pub leptos_options: LeptosOptions,
+    /// Fires when the server shuts down; long-lived connections (WebSockets)
+    /// end on it so graceful shutdown does not wait for them.
+    pub shutdown: tokio_util::sync::CancellationToken,
 }
 
 impl FromRef<AppState> for LeptosOptions {

@@ -1,5 +1,6 @@
 //! Background tasks: the reaper and reconciliation, each on its own interval,
-//! stopping when the server shuts down.
+//! and the seat-change listener that keeps live seat maps current; all stop
+//! when the server shuts down.
 
 use std::time::Duration;
 
@@ -32,6 +33,10 @@ pub fn spawn(state: AppState, shutdown: CancellationToken) -> Tasks {
             }
         }
     }));
+
+    let board = state.engine.board.clone();
+    let stop = shutdown.clone();
+    set.spawn(async move { frontrow_engine::live::listen(board, stop.cancelled_owned()).await });
 
     let engine = state.engine.clone();
     set.spawn(every(reconcile_every, shutdown, move || {

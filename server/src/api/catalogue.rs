@@ -30,7 +30,8 @@ pub async fn list_events(State(state): State<AppState>) -> ApiResult<Json<EventL
 #[utoipa::path(get, path = "/api/v1/events/{event_id}", params(("event_id" = String, Path)),
     responses((status = 200, body = EventDetail), (status = 404)))]
 pub async fn event_detail(State(state): State<AppState>, IdPath(event_id): IdPath) -> ApiResult<Json<EventDetail>> {
-    Ok(Json(catalogue::event_detail(&state.engine.pool, event_id).await?))
+    // From this instance's live copy, not a query per request.
+    Ok(Json(state.engine.board.snapshot(event_id).await?.detail()))
 }
 
 #[utoipa::path(get, path = "/api/v1/events/{event_id}/seats", params(("event_id" = String, Path), SeatsQuery),
@@ -39,5 +40,5 @@ pub async fn seats(State(state): State<AppState>, IdPath(event_id): IdPath, ApiQ
     if q.section.as_deref().is_some_and(|s| s.len() > catalogue::MAX_LABEL_LEN) {
         return Err(ApiError::invalid("section is at most 16 characters"));
     }
-    Ok(Json(catalogue::seat_map(&state.engine.pool, event_id, q.section.as_deref()).await?))
+    Ok(Json(state.engine.board.snapshot(event_id).await?.seat_map(q.section.as_deref())))
 }

@@ -65,6 +65,7 @@ impl From<EngineError> for ApiError {
                 ApiError::new(S::UNPROCESSABLE_ENTITY, "too_many_seats", format!("at most {max} seats per order for this event"))
                     .with("max_seats_per_order", json!(max))
             }
+            e @ EngineError::NoSeatsTogether { .. } => ApiError::new(S::CONFLICT, "no_seats_together", e.to_string()),
             e @ EngineError::SaleNotOpen => ApiError::new(S::FORBIDDEN, "sale_not_open", e.to_string()),
             e @ EngineError::HoldExpired => ApiError::new(S::GONE, "hold_expired", e.to_string()),
             e @ EngineError::CheckoutInProgress => ApiError::new(S::CONFLICT, "checkout_in_progress", e.to_string()),

@@ -12,7 +12,7 @@ use uuid::Uuid;
 use super::error::ApiError;
 use crate::state::AppState;
 
-pub const SESSION_USER_KEY: &str = "user_id";
+pub use frontrow_app::SESSION_USER_KEY;
 
 /// JSON body whose rejections are contract errors, not axum's plain text.
 pub struct ApiJson<T>(pub T);

@@ -22,6 +22,14 @@ pub struct HoldBody {
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
+pub struct BestAvailableBody {
+    /// How many seats side by side.
+    pub count: usize,
+    /// The price tier to choose from.
+    pub tier: String,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
 pub struct CheckoutBody {
     pub hold_token: String,
     pub payment_token: String,
@@ -59,6 +67,21 @@ pub async fn create_hold(
     ApiJson(body): ApiJson<HoldBody>,
 ) -> ApiResult<(StatusCode, Json<Hold>)> {
     let hold = holds::hold_seats(&state.engine.pool, event_id, user.user_id, &body.seat_ids).await?;
+    Ok((StatusCode::CREATED, Json(hold)))
+}
+
+/// Best available: picks adjacent seats in one row of the tier and holds them.
+#[utoipa::path(post, path = "/api/v1/events/{event_id}/holds/best", params(("event_id" = String, Path)), request_body = BestAvailableBody,
+    responses((status = 201, body = Hold), (status = 409, description = "no_seats_together"),
+              (status = 422, description = "invalid_input or too_many_seats"), (status = 401), (status = 403, description = "sale_not_open"),
+              (status = 404), (status = 429)))]
+pub async fn hold_best(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    IdPath(event_id): IdPath,
+    ApiJson(body): ApiJson<BestAvailableBody>,
+) -> ApiResult<(StatusCode, Json<Hold>)> {
+    let hold = frontrow_engine::best::hold_best(&state.engine.pool, event_id, user.user_id, body.count, &body.tier).await?;
     Ok((StatusCode::CREATED, Json(hold)))
 }
 

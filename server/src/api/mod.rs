@@ -7,6 +7,7 @@ pub mod catalogue;
 pub mod error;
 pub mod extract;
 pub mod holds;
+pub mod live;
 pub mod ops;
 
 use std::net::SocketAddr;
@@ -31,8 +32,8 @@ pub const SESSION_COOKIE: &str = "frontrow_session";
     info(title = "frontrow API", version = "1", description = "Ticketing for flash on-sales. Money is integer cents; times are RFC 3339 UTC."),
     paths(
         auth::signup, auth::login, auth::logout, auth::me, auth::my_bookings,
-        catalogue::list_events, catalogue::event_detail, catalogue::seats,
-        holds::create_hold, holds::get_hold, holds::release_hold, holds::checkout, holds::get_checkout, holds::get_booking,
+        catalogue::list_events, catalogue::event_detail, catalogue::seats, live::live,
+        holds::create_hold, holds::hold_best, holds::get_hold, holds::release_hold, holds::checkout, holds::get_checkout, holds::get_booking,
         admin::create_event, admin::audit_event,
         ops::healthz, ops::readyz, ops::metrics,
     )
@@ -49,6 +50,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/api/v1/auth/signup", post(auth::signup))
         .route("/api/v1/auth/login", post(auth::login))
         .route("/api/v1/events/{event_id}/holds", post(holds::create_hold))
+        .route("/api/v1/events/{event_id}/holds/best", post(holds::hold_best))
         .route("/api/v1/holds/{hold_id}/checkout", post(holds::checkout))
         .route_layer(middleware::from_fn_with_state(state.clone(), rate_limit));
 
@@ -60,6 +62,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/api/v1/events", get(catalogue::list_events))
         .route("/api/v1/events/{event_id}", get(catalogue::event_detail))
         .route("/api/v1/events/{event_id}/seats", get(catalogue::seats))
+        .route("/api/v1/events/{event_id}/live", get(live::live))
         .route("/api/v1/holds/{hold_id}", get(holds::get_hold).delete(holds::release_hold))
         .route("/api/v1/checkouts/{checkout_id}", get(holds::get_checkout))
         .route("/api/v1/bookings/{booking_id}", get(holds::get_booking))

@@ -1,0 +1,565 @@
+//! Live seat maps.
+//!
+//! Each server instance keeps the seat map of every event someone is looking
+//! at in memory (a [`SeatBoard`]), so page renders, `GET .../seats` and
+//! WebSocket snapshots never query the database per request. The copy is
+//! kept current by PostgreSQL notifications: a trigger on `seats` announces
+//! every committed change on [`CHANNEL`], and [`listen`] applies them here and
+//! fans them out to this instance's viewers. A change made through any
+//! instance therefore reaches the viewers of all of them.
+//!
+//! Ordering: notifications of different transactions may arrive in any order
+//! relative to a snapshot being loaded, so every seat carries its version and
+//! a change is applied only if it is newer than what the board has. When the
+//! listening connection is lost, changes may have been missed: the board
+//! reloads every event it holds and tells viewers to take a fresh snapshot.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sqlx::postgres::PgListener;
+use tokio::sync::{broadcast, OnceCell};
+use uuid::Uuid;
+
+use crate::error::{EngineError, Result};
+use crate::model::{EventDetail, EventSummary, SeatMap, SeatState, SeatStatus, SeatView, SectionSummary, TierPrice};
+
+/// The notification channel the `seats_notify_changes` trigger writes to.
+pub const CHANNEL: &str = "frontrow_seats";
+
+/// How many feed messages a slow viewer may fall behind before it is resent
+/// a full snapshot instead.
+const FEED_CAPACITY: usize = 256;
+
+/// Where a seat is, what it costs: fixed once the event exists.
+#[derive(Debug, Clone)]
+pub struct LayoutSeat {
+    pub seat_id: String,
+    pub number: i32,
+    pub tier_index: usize,
+    pub price_cents: i32,
+}
+
+#[derive(Debug, Clone)]
+pub struct LayoutRow {
+    pub label: String,
+    /// Indexes into [`EventLayout::seats`], in position order.
+    pub seats: Vec<usize>,
+}
+
+#[derive(Debug, Clone)]
+pub struct LayoutSection {
+    pub name: String,
+    pub rows: Vec<LayoutRow>,
+}
+
+/// An event's fixed facts and seating plan.
+#[derive(Debug, Clone)]
+pub struct EventLayout {
+    pub event_id: Uuid,
+    pub name: String,
+    pub kind: String,
+    pub venue: String,
+    pub starts_at: DateTime<Utc>,
+    pub sale_opens_at: DateTime<Utc>,
+    pub hold_ttl_seconds: i32,
+    pub max_seats_per_order: i32,
+    pub waiting_room_enabled: bool,
+    /// Dearest first.
+    pub tiers: Vec<TierPrice>,
+    pub seats: Vec<LayoutSeat>,
+    pub sections: Vec<LayoutSection>,
+    index: HashMap<String, usize>,
+}
+
+impl EventLayout {
+    pub fn seat_index(&self, seat_id: &str) -> Option<usize> {
+        self.index.get(seat_id).copied()
+    }
+
+    /// "Section B, row 4, seat 12": how a person reads a seat out.
+    pub fn seat_label(&self, index: usize) -> String {
+        let (section, row) = self.position_of(index);
+        format!("Section {section}, row {row}, seat {}", self.seats[index].number)
+    }
+
+    fn position_of(&self, index: usize) -> (&str, &str) {
+        for section in &self.sections {
+            for row in &section.rows {
+                if row.seats.contains(&index) {
+                    return (&section.name, &row.label);
+                }
+            }
+        }
+        ("?", "?")
+    }
+}
+
+/// The mutable part of one seat, as last seen.
+#[derive(Debug, Clone, Copy)]
+struct SeatCell {
+    state: SeatState,
+    version: i64,
+    hold_expires_ms: Option<i64>,
+}
+
+impl SeatCell {
+    fn status(&self, now_ms: i64) -> SeatStatus {
+        match self.state {
+            SeatState::Available => SeatStatus::Available,
+            // Lazy expiry, as in the hold predicate: a lapsed lease is free now.
+            SeatState::Held if self.hold_expires_ms.is_some_and(|t| t <= now_ms) => SeatStatus::Available,
+            SeatState::Held | SeatState::PaymentPending => SeatStatus::Held,
+            SeatState::Sold => SeatStatus::Sold,
+        }
+    }
+}
+
+/// One changed seat as the trigger reports it.
+#[derive(Debug, Clone, Deserialize)]
+struct Change(String, i64, SeatState, Option<i64>);
+
+#[derive(Debug, Deserialize)]
+struct Notification {
+    e: Uuid,
+    c: Vec<Change>,
+}
+
+#[derive(Default)]
+struct Cells {
+    /// Set by the first load, under the same lock as the cells.
+    layout: Option<Arc<EventLayout>>,
+    /// Aligned with `EventLayout::seats` once loaded.
+    seats: Vec<SeatCell>,
+    /// Changes heard before the first load finished; merged by version.
+    early: Vec<Change>,
+    version: i64,
+}
+
+/// What viewers of an event are sent as seats change.
+#[derive(Debug, Clone)]
+pub enum FeedMessage {
+    /// A `{"type":"diff",...}` frame, serialised once for every viewer.
+    Diff(Arc<str>),
+    /// Changes may have been missed: send each viewer a fresh snapshot.
+    Resync,
+}
+
+/// One event's live seat map on this instance.
+pub struct LiveEvent {
+    event_id: Uuid,
+    layout: OnceCell<Arc<EventLayout>>,
+    cells: RwLock<Cells>,
+    feed: broadcast::Sender<FeedMessage>,
+}
+
+#[derive(Debug, Serialize)]
+struct SeatStatusEntry<'a> {
+    seat_id: &'a str,
+    status: SeatStatus,
+}
+
+#[derive(Debug, Serialize)]
+struct ChangeEntry<'a> {
+    seat_id: &'a str,
+    status: SeatStatus,
+    version: i64,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Frame<'a> {
+    Snapshot { version: i64, seats: Vec<SeatStatusEntry<'a>> },
+    Diff { version: i64, changes: Vec<ChangeEntry<'a>> },
+}
+
+/// A consistent copy of an event's seat map at one moment.
+#[derive(Debug, Clone)]
+pub struct BoardSnapshot {
+    pub layout: Arc<EventLayout>,
+    /// Aligned with `layout.seats`.
+    pub statuses: Vec<SeatStatus>,
+    pub version: i64,
+    pub taken_at: DateTime<Utc>,
+}
+
+impl BoardSnapshot {
+    pub fn seats_available(&self) -> i64 {
+        self.statuses.iter().filter(|s| **s == SeatStatus::Available).count() as i64
+    }
+
+    pub fn summary(&self) -> EventSummary {
+        let l = &self.layout;
+        let available = self.seats_available();
+        EventSummary {
+            event_id: l.event_id,
+            name: l.name.clone(),
+            kind: l.kind.clone(),
+            venue: l.venue.clone(),
+            starts_at: l.starts_at,
+            sale_opens_at: l.sale_opens_at,
+            status: crate::catalogue::event_status(self.taken_at, l.starts_at, l.sale_opens_at, available),
+            seats_total: l.seats.len() as i64,
+            seats_available: available,
+            price_min_cents: l.tiers.iter().map(|t| t.price_cents).min().unwrap_or(0),
+            price_max_cents: l.tiers.iter().map(|t| t.price_cents).max().unwrap_or(0),
+        }
+    }
+
+    pub fn detail(&self) -> EventDetail {
+        let l = &self.layout;
+        EventDetail {
+            summary: self.summary(),
+            hold_ttl_seconds: l.hold_ttl_seconds,
+            max_seats_per_order: l.max_seats_per_order,
+            waiting_room_enabled: l.waiting_room_enabled,
+            tiers: l.tiers.clone(),
+            sections: l
+                .sections
+                .iter()
+                .map(|s| SectionSummary {
+                    section: s.name.clone(),
+                    rows: s.rows.len() as i64,
+                    seats: s.rows.iter().map(|r| r.seats.len() as i64).sum(),
+                })
+                .collect(),
+        }
+    }
+
+    /// The contract's seat list, optionally one section only.
+    pub fn seat_map(&self, section: Option<&str>) -> SeatMap {
+        let l = &self.layout;
+        let mut seats = Vec::new();
+        for s in l.sections.iter().filter(|s| section.is_none_or(|name| name == s.name)) {
+            for row in &s.rows {
+                for &i in &row.seats {
+                    let seat = &l.seats[i];
+                    let tier = &l.tiers[seat.tier_index];
+                    seats.push(SeatView {
+                        seat_id: seat.seat_id.clone(),
+                        section: s.name.clone(),
+                        row: row.label.clone(),
+                        number: seat.number,
+                        tier: tier.tier.clone(),
+                        price_cents: seat.price_cents,
+                        status: self.statuses[i],
+                    });
+                }
+            }
+        }
+        SeatMap { event_id: l.event_id, version: self.version, seats }
+    }
+}
+
+impl LiveEvent {
+    fn new(event_id: Uuid) -> Self {
+        let (feed, _) = broadcast::channel(FEED_CAPACITY);
+        Self { event_id, layout: OnceCell::new(), cells: RwLock::new(Cells::default()), feed }
+    }
+
+    pub fn event_id(&self) -> Uuid {
+        self.event_id
+    }
+
+    /// Receives diffs and resync requests from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<FeedMessage> {
+        self.feed.subscribe()
+    }
+
+    pub fn viewers(&self) -> usize {
+        self.feed.receiver_count()
+    }
+
+    pub fn layout(&self) -> Option<&Arc<EventLayout>> {
+        self.layout.get()
+    }
+
+    pub fn snapshot(&self) -> Option<BoardSnapshot> {
+        let layout = self.layout.get()?.clone();
+        let now = Utc::now();
+        let now_ms = now.timestamp_millis();
+        let cells = self.cells.read().unwrap_or_else(|e| e.into_inner());
+        Some(BoardSnapshot {
+            statuses: cells.seats.iter().map(|c| c.status(now_ms)).collect(),
+            version: cells.version,
+            layout,
+            taken_at: now,
+        })
+    }
+
+    /// The WebSocket snapshot frame. With `since`, only seats that may look
+    /// different to a viewer who already has the map at that version: those
+    /// changed after it, and held seats whose lease has lapsed meanwhile.
+    pub fn snapshot_frame(&self, since: Option<i64>) -> Option<String> {
+        let layout = self.layout.get()?;
+        let now_ms = Utc::now().timestamp_millis();
+        let cells = self.cells.read().unwrap_or_else(|e| e.into_inner());
+        let seats = cells
+            .seats
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| match since {
+                None => true,
+                Some(v) => c.version > v || (c.state == SeatState::Held && c.hold_expires_ms.is_some_and(|t| t <= now_ms)),
+            })
+            .map(|(i, c)| SeatStatusEntry { seat_id: &layout.seats[i].seat_id, status: c.status(now_ms) })
+            .collect();
+        serde_json::to_string(&Frame::Snapshot { version: cells.version, seats }).ok()
+    }
+
+    /// Applies one notification's changes and tells viewers about the seats
+    /// whose visible status changed.
+    fn apply(&self, changes: Vec<Change>) {
+        let now_ms = Utc::now().timestamp_millis();
+        let mut cells = self.cells.write().unwrap_or_else(|e| e.into_inner());
+        let Some(layout) = cells.layout.clone() else {
+            cells.early.extend(changes);
+            return;
+        };
+        let mut visible = Vec::new();
+        for change in changes {
+            if let Some((i, before, after, version)) = cells.merge(&layout, change, now_ms) {
+                if before != after {
+                    visible.push(ChangeEntry { seat_id: &layout.seats[i].seat_id, status: after, version });
+                }
+            }
+        }
+        if visible.is_empty() || self.feed.receiver_count() == 0 {
+            return;
+        }
+        // Sent under the lock: a viewer subscribes before it reads its
+        // snapshot, so every diff it receives is either in that snapshot
+        // (and replays harmlessly, in order) or newer.
+        if let Ok(text) = serde_json::to_string(&Frame::Diff { version: cells.version, changes: visible }) {
+            let _ = self.feed.send(FeedMessage::Diff(text.into()));
+        }
+    }
+
+    /// Replaces every cell with freshly read rows, then merges what was heard
+    /// before the first load finished.
+    fn install(&self, layout: &Arc<EventLayout>, rows: Vec<(usize, SeatCell)>) {
+        let mut cells = self.cells.write().unwrap_or_else(|e| e.into_inner());
+        let mut seats = vec![SeatCell { state: SeatState::Available, version: 0, hold_expires_ms: None }; layout.seats.len()];
+        let mut version = 0;
+        for (i, cell) in rows {
+            version = version.max(cell.version);
+            seats[i] = cell;
+        }
+        cells.seats = seats;
+        cells.version = version;
+        cells.layout = Some(layout.clone());
+        let now_ms = Utc::now().timestamp_millis();
+        for change in std::mem::take(&mut cells.early) {
+            cells.merge(layout, change, now_ms);
+        }
+    }
+}
+
+impl Cells {
+    /// Takes `change` if it is newer than the seat's version; returns the
+    /// seat, its visible status before and after, and the version.
+    fn merge(&mut self, layout: &EventLayout, change: Change, now_ms: i64) -> Option<(usize, SeatStatus, SeatStatus, i64)> {
+        let Change(seat_id, version, state, hold_expires_ms) = change;
+        let i = layout.seat_index(&seat_id)?;
+        let cell = self.seats.get_mut(i)?;
+        if version <= cell.version {
+            return None;
+        }
+        // Compare with what viewers were last told, which knows nothing of a
+        // lease that lapsed since: the reaper's sweep of a lapsed hold must
+        // still reach them as "available".
+        let before = cell.status(i64::MIN);
+        *cell = SeatCell { state, version, hold_expires_ms };
+        self.version = self.version.max(version);
+        Some((i, before, cell.status(now_ms), version))
+    }
+}
+
+/// Every live event of this instance.
+pub struct SeatBoard {
+    pool: sqlx::PgPool,
+    events: Mutex<HashMap<Uuid, Arc<LiveEvent>>>,
+    loads: AtomicU64,
+}
+
+impl SeatBoard {
+    pub fn new(pool: sqlx::PgPool) -> Self {
+        Self { pool, events: Mutex::new(HashMap::new()), loads: AtomicU64::new(0) }
+    }
+
+    /// How many times an event's seats were read from the database (tests
+    /// check that concurrent first requests share one load).
+    pub fn loads(&self) -> u64 {
+        self.loads.load(Ordering::Relaxed)
+    }
+
+    /// The event's live map, loading it on first use. Concurrent first
+    /// requests wait for one load; an unknown event is `NotFound` and leaves
+    /// nothing behind.
+    pub async fn event(&self, event_id: Uuid) -> Result<Arc<LiveEvent>> {
+        let live = {
+            let mut events = self.events.lock().unwrap_or_else(|e| e.into_inner());
+            events.entry(event_id).or_insert_with(|| Arc::new(LiveEvent::new(event_id))).clone()
+        };
+        let loaded = live.layout.get_or_try_init(|| self.load(&live)).await;
+        match loaded {
+            Ok(_) => Ok(live),
+            Err(e) => {
+                let mut events = self.events.lock().unwrap_or_else(|e| e.into_inner());
+                if events.get(&event_id).is_some_and(|l| Arc::ptr_eq(l, &live) && live.layout.get().is_none()) {
+                    events.remove(&event_id);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    pub async fn snapshot(&self, event_id: Uuid) -> Result<BoardSnapshot> {
+        self.event(event_id).await?.snapshot().ok_or(EngineError::NotFound)
+    }
+
+    async fn load(&self, live: &LiveEvent) -> Result<Arc<EventLayout>> {
+        self.loads.fetch_add(1, Ordering::Relaxed);
+        let (layout, rows) = load_event(&self.pool, live.event_id).await?;
+        let layout = Arc::new(layout);
+        live.install(&layout, rows);
+        Ok(layout)
+    }
+
+    /// Applies one `frontrow_seats` payload.
+    pub fn apply_notification(&self, payload: &str) {
+        let Ok(n) = serde_json::from_str::<Notification>(payload) else {
+            tracing::warn!(payload, "unreadable seat notification");
+            return;
+        };
+        let live = self.events.lock().unwrap_or_else(|e| e.into_inner()).get(&n.e).cloned();
+        if let Some(live) = live {
+            live.apply(n.c);
+        }
+    }
+
+    /// Reloads every loaded event from the database and tells its viewers to
+    /// resynchronise: used after changes may have been missed.
+    pub async fn resync_all(&self) {
+        let events: Vec<Arc<LiveEvent>> = self.events.lock().unwrap_or_else(|e| e.into_inner()).values().cloned().collect();
+        for live in events {
+            let Some(layout) = live.layout.get() else { continue };
+            match load_event(&self.pool, live.event_id).await {
+                Ok((_, rows)) => {
+                    live.install(layout, rows);
+                    let _ = live.feed.send(FeedMessage::Resync);
+                }
+                Err(e) => tracing::warn!(event_id = %live.event_id, error = %e, "seat map reload failed"),
+            }
+        }
+    }
+}
+
+async fn load_event(pool: &sqlx::PgPool, event_id: Uuid) -> Result<(EventLayout, Vec<(usize, SeatCell)>)> {
+    let e = sqlx::query!(
+        r#"SELECT name, kind, venue, starts_at AS "starts_at: DateTime<Utc>", sale_opens_at AS "sale_opens_at: DateTime<Utc>",
+                  hold_ttl_seconds, max_seats_per_order, waiting_room_enabled
+           FROM events WHERE event_id = $1"#,
+        event_id
+    )
+    .fetch_optional(pool)
+    .await?
+    .ok_or(EngineError::NotFound)?;
+    let tiers = sqlx::query_as!(
+        TierPrice,
+        "SELECT tier, price_cents FROM price_tiers WHERE event_id = $1 ORDER BY price_cents DESC, tier",
+        event_id
+    )
+    .fetch_all(pool)
+    .await?;
+    let rows = sqlx::query!(
+        r#"SELECT seat_id, section, row_label, number, tier, price_cents, state AS "state: SeatState", version,
+                  (extract(epoch FROM hold_expires_at) * 1000)::bigint AS hold_expires_ms
+           FROM seats WHERE event_id = $1
+           ORDER BY position"#,
+        event_id
+    )
+    .fetch_all(pool)
+    .await?;
+
+    let tier_index: HashMap<&str, usize> = tiers.iter().enumerate().map(|(i, t)| (t.tier.as_str(), i)).collect();
+    let mut seats = Vec::with_capacity(rows.len());
+    let mut cells = Vec::with_capacity(rows.len());
+    let mut sections: Vec<LayoutSection> = Vec::new();
+    let mut index = HashMap::with_capacity(rows.len());
+    for r in rows {
+        let i = seats.len();
+        // Seats come in layout order (position), so a section or row starts
+        // where the label changes.
+        if sections.last().is_none_or(|s| s.name != r.section) {
+            sections.push(LayoutSection { name: r.section.clone(), rows: Vec::new() });
+        }
+        let section = sections.last_mut().expect("pushed above");
+        if section.rows.last().is_none_or(|row| row.label != r.row_label) {
+            section.rows.push(LayoutRow { label: r.row_label.clone(), seats: Vec::new() });
+        }
+        section.rows.last_mut().expect("pushed above").seats.push(i);
+        index.insert(r.seat_id.clone(), i);
+        seats.push(LayoutSeat {
+            seat_id: r.seat_id,
+            number: r.number,
+            tier_index: tier_index.get(r.tier.as_str()).copied().unwrap_or(0),
+            price_cents: r.price_cents,
+        });
+        cells.push((i, SeatCell { state: r.state, version: r.version, hold_expires_ms: r.hold_expires_ms }));
+    }
+    let layout = EventLayout {
+        event_id,
+        name: e.name,
+        kind: e.kind,
+        venue: e.venue,
+        starts_at: e.starts_at,
+        sale_opens_at: e.sale_opens_at,
+        hold_ttl_seconds: e.hold_ttl_seconds,
+        max_seats_per_order: e.max_seats_per_order,
+        waiting_room_enabled: e.waiting_room_enabled,
+        tiers,
+        seats,
+        sections,
+        index,
+    };
+    Ok((layout, cells))
+}
+
+/// Listens for seat changes until `stop` completes, reconnecting after
+/// errors. Every (re)connection resynchronises the board, since changes made
+/// while nobody listened were not heard.
+pub async fn listen(board: Arc<SeatBoard>, stop: impl Future<Output = ()>) {
+    tokio::pin!(stop);
+    loop {
+        let session = async {
+            let mut listener = PgListener::connect_with(&board.pool).await?;
+            listener.listen(CHANNEL).await?;
+            board.resync_all().await;
+            loop {
+                // `None`: the connection dropped and notifications may be lost.
+                match listener.try_recv().await? {
+                    Some(n) => board.apply_notification(n.payload()),
+                    None => return Ok::<(), sqlx::Error>(()),
+                }
+            }
+        };
+        tokio::select! {
+            _ = &mut stop => return,
+            outcome = session => {
+                if let Err(e) = outcome {
+                    tracing::warn!(error = %e, "seat change listener lost its connection");
+                }
+            }
+        }
+        tokio::select! {
+            _ = &mut stop => return,
+            _ = tokio::time::sleep(Duration::from_millis(500)) => {}
+        }
+    }
+}

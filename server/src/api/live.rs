@@ -1,0 +1,82 @@
+//! The live seat map over WebSocket: a snapshot, then diffs as seats change
+//! on any server instance.
+
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::State;
+use axum::response::Response;
+use frontrow_engine::live::{FeedMessage, LiveEvent};
+use serde::Deserialize;
+use std::sync::Arc;
+use tokio::sync::broadcast::error::RecvError;
+use tokio_util::sync::CancellationToken;
+use utoipa::IntoParams;
+
+use super::error::ApiResult;
+use super::extract::{ApiQuery, IdPath};
+use crate::state::AppState;
+
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct LiveQuery {
+    /// The seat-map version the viewer already has (from a server-rendered
+    /// page): the first snapshot then lists only seats that may differ.
+    pub since: Option<i64>,
+}
+
+#[utoipa::path(get, path = "/api/v1/events/{event_id}/live", params(("event_id" = String, Path), LiveQuery),
+    responses((status = 101, description = "WebSocket: a snapshot frame, then diff frames"), (status = 404)))]
+pub async fn live(
+    State(state): State<AppState>,
+    IdPath(event_id): IdPath,
+    ApiQuery(query): ApiQuery<LiveQuery>,
+    upgrade: WebSocketUpgrade,
+) -> ApiResult<Response> {
+    // Unknown events are refused before the upgrade, as a plain 404.
+    let event = state.engine.board.event(event_id).await?;
+    let shutdown = state.shutdown.clone();
+    Ok(upgrade.on_upgrade(move |socket| serve_viewer(socket, event, query.since, shutdown)))
+}
+
+async fn serve_viewer(mut socket: WebSocket, event: Arc<LiveEvent>, since: Option<i64>, shutdown: CancellationToken) {
+    metrics::gauge!("frontrow_live_viewers").increment(1.0);
+    // Subscribe first, then snapshot: nothing can fall between the two.
+    let mut feed = event.subscribe();
+    if let Some(frame) = event.snapshot_frame(since) {
+        if socket.send(Message::Text(frame.into())).await.is_ok() {
+            relay(&mut socket, &event, &mut feed, &shutdown).await;
+        }
+    }
+    metrics::gauge!("frontrow_live_viewers").decrement(1.0);
+}
+
+async fn relay(
+    socket: &mut WebSocket,
+    event: &LiveEvent,
+    feed: &mut tokio::sync::broadcast::Receiver<FeedMessage>,
+    shutdown: &CancellationToken,
+) {
+    loop {
+        let frame = tokio::select! {
+            _ = shutdown.cancelled() => {
+                let _ = socket.send(Message::Close(None)).await;
+                return;
+            }
+            incoming = socket.recv() => match incoming {
+                // Pings are answered by the protocol layer; viewers send nothing else we need.
+                Some(Ok(Message::Close(_))) | Some(Err(_)) | None => return,
+                Some(Ok(_)) => continue,
+            },
+            message = feed.recv() => match message {
+                Ok(FeedMessage::Diff(text)) => text.to_string(),
+                // Missed diffs (a slow viewer, or a lost database listener): start over from a snapshot.
+                Ok(FeedMessage::Resync) | Err(RecvError::Lagged(_)) => match event.snapshot_frame(None) {
+                    Some(frame) => frame,
+                    None => return,
+                },
+                Err(RecvError::Closed) => return,
+            },
+        };
+        if socket.send(Message::Text(frame.into())).await.is_err() {
+            return;
+        }
+    }
+}

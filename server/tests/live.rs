@@ -1,0 +1,206 @@
+//! Live seat maps: changes made through one instance reach WebSocket viewers
+//! of another; each instance serves seat maps from memory, loading an event
+//! once however many requests arrive at the same moment.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use futures::StreamExt;
+use serde_json::Value;
+use tokio_tungstenite::tungstenite::Message;
+use uuid::Uuid;
+
+type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+async fn viewer(app: &TestApp, event_id: Uuid, query: &str) -> (Socket, Value) {
+    let url = format!("ws://{}/api/v1/events/{event_id}/live{query}", app.addr);
+    let (mut socket, _) = tokio_tungstenite::connect_async(url).await.expect("websocket connects");
+    let first = next_frame(&mut socket).await;
+    assert_eq!(first["type"], "snapshot", "first frame is a snapshot: {first}");
+    (socket, first)
+}
+
+async fn next_frame(socket: &mut Socket) -> Value {
+    loop {
+        let message = tokio::time::timeout(Duration::from_secs(10), socket.next())
+            .await
+            .expect("a frame within 10 s")
+            .expect("socket open")
+            .expect("frame");
+        if let Message::Text(text) = message {
+            return serde_json::from_str(&text).expect("JSON frame");
+        }
+    }
+}
+
+/// Reads frames until one reports `seat` with `status`.
+async fn await_status(socket: &mut Socket, seat: &str, status: &str) -> Value {
+    loop {
+        let frame = next_frame(socket).await;
+        let entries = frame.get("changes").or_else(|| frame.get("seats")).and_then(Value::as_array).cloned().unwrap_or_default();
+        if entries.iter().any(|c| c["seat_id"] == seat && c["status"] == status) {
+            return frame;
+        }
+    }
+}
+
+fn statuses(reply: &Reply) -> std::collections::HashMap<String, String> {
+    reply.body["seats"]
+        .as_array()
+        .expect("seats")
+        .iter()
+        .map(|s| (s["seat_id"].as_str().unwrap_or_default().to_owned(), s["status"].as_str().unwrap_or_default().to_owned()))
+        .collect()
+}
+
+#[tokio::test]
+async fn changes_through_one_instance_reach_viewers_of_another() {
+    let database = fresh_database().await;
+    let a = spawn_app_on(&database, |_| {}).await;
+    let b = spawn_app_on(&database, |_| {}).await;
+    let event_id = a.event(2, 5, 300, 6).await;
+
+    let (mut socket, snapshot) = viewer(&b, event_id, "").await;
+    let seats = snapshot["seats"].as_array().expect("seats");
+    assert_eq!(seats.len(), 10);
+    assert!(seats.iter().all(|s| s["status"] == "available"));
+    let version = snapshot["version"].as_i64().expect("version");
+
+    let fan = a.fan().await;
+    let hold = fan.hold(event_id, &["A-1-1", "A-1-2"]).await;
+    assert_eq!(hold.status, 201);
+    let diff = await_status(&mut socket, "A-1-1", "held").await;
+    assert_eq!(diff["type"], "diff");
+    assert!(diff["version"].as_i64().expect("version") > version, "versions only grow: {diff}");
+
+    let (hold_id, token) = (hold.body["hold_id"].as_str().unwrap_or_default(), hold.body["hold_token"].as_str().unwrap_or_default());
+    assert_eq!(fan.release(hold_id, token).await.status, 204);
+    await_status(&mut socket, "A-1-2", "available").await;
+
+    let hold = fan.hold(event_id, &["A-2-3"]).await;
+    let paid = fan
+        .checkout(hold.body["hold_id"].as_str().unwrap_or_default(), hold.body["hold_token"].as_str().unwrap_or_default(), "tok_visa", "k1")
+        .await;
+    assert_eq!(paid.status, 201, "{}", paid.body);
+    await_status(&mut socket, "A-2-3", "sold").await;
+
+    // Instance B's memory agrees with the database, and B never re-read it.
+    let seats = statuses(&b.client().get(&format!("/api/v1/events/{event_id}/seats")).await);
+    assert_eq!(seats["A-2-3"], "sold");
+    assert_eq!(seats["A-1-1"], "available");
+    assert_eq!(b.engine.board.loads(), 1);
+    a.assert_invariants().await;
+    a.stop().await;
+    b.stop().await;
+}
+
+#[tokio::test]
+async fn a_lapsed_hold_is_free_at_once_and_announced_when_swept() {
+    let database = fresh_database().await;
+    let a = spawn_app_on(&database, |_| {}).await;
+    let b = spawn_app_on(&database, |s| s.reaper_interval_ms = 60_000).await;
+    let event_id = a.event(1, 4, 1, 4).await;
+    let (mut socket, _) = viewer(&b, event_id, "").await;
+
+    let fan = a.fan().await;
+    assert_eq!(fan.hold(event_id, &["A-1-1"]).await.status, 201);
+    await_status(&mut socket, "A-1-1", "held").await;
+    // Lazy expiry: once the lease lapses the seat reads as available even
+    // before any reaper touches the row.
+    eventually(5, "the lapsed seat to read available", || async {
+        let seats = statuses(&b.client().get(&format!("/api/v1/events/{event_id}/seats")).await);
+        (seats["A-1-1"] == "available").then_some(())
+    })
+    .await;
+    // A's reaper (100 ms) sweeps it; viewers hear about it.
+    await_status(&mut socket, "A-1-1", "available").await;
+    assert_eq!(seat_state(&a.pool, event_id, "A-1-1").await, "available");
+    a.assert_invariants().await;
+    a.stop().await;
+    b.stop().await;
+}
+
+#[tokio::test]
+async fn a_viewer_with_a_version_gets_only_what_changed_since() {
+    let app = spawn_app().await;
+    let event_id = app.event(2, 10, 300, 6).await;
+    let (_, snapshot) = viewer(&app, event_id, "").await;
+    let version = snapshot["version"].as_i64().expect("version");
+    let fan = app.fan().await;
+    assert_eq!(fan.hold(event_id, &["A-2-7"]).await.status, 201);
+    let (_, partial) = eventually(5, "the change to be in memory", || async {
+        let (socket, partial) = viewer(&app, event_id, &format!("?since={version}")).await;
+        (partial["seats"].as_array().map_or(0, Vec::len) == 1).then_some((socket, partial))
+    })
+    .await;
+    assert_eq!(partial["seats"][0]["seat_id"], "A-2-7");
+    assert_eq!(partial["seats"][0]["status"], "held");
+    assert!(partial["version"].as_i64().expect("version") > version);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn unknown_events_are_refused_before_the_upgrade() {
+    let app = spawn_app().await;
+    let url = format!("ws://{}/api/v1/events/{}/live", app.addr, Uuid::new_v4());
+    match tokio_tungstenite::connect_async(url).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => assert_eq!(response.status(), 404),
+        other => panic!("expected a 404, got {:?}", other.map(|(_, r)| r.status())),
+    }
+    let r = app.client().get("/api/v1/events/not-a-uuid/live").await;
+    assert_eq!(r.status, 404);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn concurrent_first_reads_share_one_load_and_stay_in_memory() {
+    let database = fresh_database().await;
+    let a = spawn_app_on(&database, |_| {}).await;
+    let event_id = a.event(10, 20, 300, 6).await;
+    let b = spawn_app_on(&database, |_| {}).await;
+    assert_eq!(b.engine.board.loads(), 0);
+
+    let client = b.client();
+    let reads = (0..64).map(|i| {
+        let client = &client;
+        async move {
+            let path = if i % 2 == 0 { format!("/api/v1/events/{event_id}/seats") } else { format!("/api/v1/events/{event_id}") };
+            client.get(&path).await
+        }
+    });
+    let replies = futures::future::join_all(reads).await;
+    assert!(replies.iter().all(|r| r.status == 200));
+    assert!(replies.iter().step_by(2).all(|r| r.body["seats"].as_array().map_or(0, Vec::len) == 200));
+    assert_eq!(b.engine.board.loads(), 1, "64 concurrent cold reads, one database load");
+
+    // Writes through A arrive in B's memory; B still does not re-read.
+    let fans = a.fans(20).await;
+    let holds = fans.iter().enumerate().map(|(i, f)| {
+        let seat = format!("A-{}-{}", i % 10 + 1, i % 3 + 1);
+        async move { f.hold(event_id, &[seat.as_str()]).await }
+    });
+    futures::future::join_all(holds).await;
+    let expected: std::collections::HashMap<String, String> = sqlx::query_as::<_, (String, String)>(
+        "SELECT seat_id, CASE WHEN state = 'available' THEN 'available' WHEN state = 'sold' THEN 'sold' ELSE 'held' END
+         FROM seats WHERE event_id = $1",
+    )
+    .bind(event_id)
+    .fetch_all(&a.pool)
+    .await
+    .expect("seats")
+    .into_iter()
+    .collect();
+    eventually(5, "B's seat map to match the database", || async {
+        (statuses(&client.get(&format!("/api/v1/events/{event_id}/seats")).await) == expected).then_some(())
+    })
+    .await;
+    assert_eq!(b.engine.board.loads(), 1);
+    let detail = client.get(&format!("/api/v1/events/{event_id}")).await;
+    let held = expected.values().filter(|s| *s == "held").count() as i64;
+    assert_eq!(detail.body["seats_available"].as_i64(), Some(200 - held));
+    a.assert_invariants().await;
+    a.stop().await;
+    b.stop().await;
+}
