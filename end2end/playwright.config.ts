@@ -8,7 +8,7 @@ import { defineConfig } from '@playwright/test';
 const port = Number(process.env.FRONTROW_E2E_PORT ?? 3100);
 const portB = Number(process.env.FRONTROW_E2E_PORT_B ?? port + 1);
 const baseURL = `http://127.0.0.1:${port}`;
-export const baseURLB = `http://127.0.0.1:${portB}`;
+const baseURLB = `http://127.0.0.1:${portB}`;
 
 const sharedEnv = {
   FRONTROW_DATA_DIR: '../target/e2e-data',
@@ -22,6 +22,8 @@ const sharedEnv = {
 
 export default defineConfig({
   testDir: './tests',
+  // Fails fast, with a clear message, if the server and the site bundle are from different builds.
+  globalSetup: './global-setup.ts',
   timeout: 60_000,
   expect: { timeout: 10_000 },
   fullyParallel: false,

@@ -17,6 +17,8 @@ need_pkg chromium
 command -v node >/dev/null 2>&1 || { need_pkg nodejs; need_pkg npm; }
 command -v make >/dev/null 2>&1 || need_pkg make
 command -v cc >/dev/null 2>&1 || need_pkg gcc
+# Scripts wait for the server and measure pages with curl.
+command -v curl >/dev/null 2>&1 || need_pkg curl
 if [ ${#apt_packages[@]} -gt 0 ]; then
   echo "setup: installing ${apt_packages[*]}"
   $SUDO apt-get update -qq

@@ -69,6 +69,33 @@ mod browser {
         bytes.iter().map(|b| format!("{b:02x}")).collect()
     }
 
+    /// A hold call: carries the waiting room's admission token, if any.
+    async fn hold_call(p: Picker, url: &str, body: Value) -> Result<(u16, Value), String> {
+        match p.admission.get_value() {
+            Some(token) => call("POST", url, Some(body), &[("X-Admission-Token", &token)]).await,
+            None => call("POST", url, Some(body), &[]).await,
+        }
+    }
+
+    /// Keeps the admission alive while the page is open; sends the fan back
+    /// to the queue if it lapsed.
+    fn renew_admission(p: Picker) {
+        let Some(queue_token) = p.queue_token.get_value() else { return };
+        spawn_local(async move {
+            let url = format!("/api/v1/events/{}/queue/{queue_token}", p.event_id.get_value());
+            match call("GET", &url, None, &[]).await {
+                Ok((200, body)) if body.get("state").and_then(Value::as_str) == Some("admitted") => {
+                    let token = body.get("admission_token").and_then(Value::as_str).map(str::to_owned);
+                    p.admission.set_value(token);
+                }
+                Ok((200, _)) if p.hold.with_untracked(Option::is_none) => {
+                    navigate(&format!("/events/{}/queue", p.event_id.get_value()));
+                }
+                _ => {}
+            }
+        });
+    }
+
     /// One JSON API call; `Err` only when no answer came back at all.
     async fn call(method: &str, url: &str, body: Option<Value>, headers: &[(&str, &str)]) -> Result<(u16, Value), String> {
         let mut builder = match method {
@@ -277,6 +304,9 @@ mod browser {
     fn hold_refused(p: Picker, status: u16, body: &Value) {
         match status {
             401 => sign_in_first(p),
+            403 if body.get("error").and_then(Value::as_str) == Some("not_admitted") => {
+                navigate(&format!("/events/{}/queue", p.event_id.get_value()));
+            }
             409 if body.get("error").and_then(Value::as_str) == Some("seats_unavailable") => {
                 let conflicts: Vec<String> = body
                     .get("conflict_seats")
@@ -306,7 +336,7 @@ mod browser {
         p.busy.set(true);
         spawn_local(async move {
             let url = format!("/api/v1/events/{}/holds", p.event_id.get_value());
-            match call("POST", &url, Some(json!({ "seat_ids": seat_ids })), &[]).await {
+            match hold_call(p, &url, json!({ "seat_ids": seat_ids })).await {
                 Ok((201, body)) => took_hold(p, &body),
                 Ok((status, body)) => hold_refused(p, status, &body),
                 Err(e) => p.say("error", e),
@@ -333,7 +363,7 @@ mod browser {
             }
             p.selected.set(Vec::new());
             let url = format!("/api/v1/events/{}/holds/best", p.event_id.get_value());
-            match call("POST", &url, Some(json!({ "count": count, "tier": tier })), &[]).await {
+            match hold_call(p, &url, json!({ "count": count, "tier": tier })).await {
                 Ok((201, body)) => took_hold(p, &body),
                 Ok((status, body)) => hold_refused(p, status, &body),
                 Err(e) => p.say("error", e),
@@ -663,6 +693,9 @@ mod browser {
             },
             std::time::Duration::from_millis(250),
         );
+        if p.queue_token.with_value(Option::is_some) {
+            let _ = set_interval_with_handle(move || renew_admission(p), std::time::Duration::from_secs(60));
+        }
         p.ready.set(true);
     }
 

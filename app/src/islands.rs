@@ -56,6 +56,9 @@ pub struct Picker {
     pub version: StoredValue<i64>,
     pub card: RwSignal<String>,
     pub ready: RwSignal<bool>,
+    /// The waiting room's admission token (renewed while the page is open).
+    pub admission: StoredValue<Option<String>>,
+    pub queue_token: StoredValue<Option<String>>,
 }
 
 impl Picker {
@@ -84,6 +87,8 @@ pub fn SeatPicker(props: PickerProps) -> impl IntoView {
         version: StoredValue::new(props.version),
         card: RwSignal::new(TEST_CARDS[0].0.to_owned()),
         ready: RwSignal::new(false),
+        admission: StoredValue::new(props.admission_token.clone()),
+        queue_token: StoredValue::new(props.queue_token.clone()),
     };
     let server_now_ms = props.server_now_ms;
     // Browser only: wire the map, open the live feed, start the clock.

@@ -54,6 +54,18 @@ pub async fn load_event_page(event_id: String) -> Result<Option<EventPageData>, 
         Err(e) => return Err(internal(e)),
     };
     let user = current_user().await?;
+    // With the waiting room on, only admitted fans see the map.
+    let mut admission = None;
+    let mut gate = None;
+    if frontrow_engine::queue::room_enabled(&engine.pool, id).await.map_err(internal)? {
+        match &user {
+            None => gate = Some(format!("/signin?next=/events/{id}/queue")),
+            Some(u) => match crate::server::session_admission(id, u.user_id).await? {
+                Some(found) => admission = Some(found),
+                None => gate = Some(format!("/events/{id}/queue")),
+            },
+        }
+    }
     let hold = match &user {
         Some(u) => frontrow_engine::holds::active_hold(&engine.pool, u.user_id, id).await.map_err(internal)?,
         None => None,
@@ -85,6 +97,9 @@ pub async fn load_event_page(event_id: String) -> Result<Option<EventPageData>, 
             expires_at_ms: h.expires_at.timestamp_millis(),
         }),
         server_now_ms: board.taken_at.timestamp_millis(),
+        gate,
+        admission_token: admission.as_ref().map(|a| a.0.clone()),
+        queue_token: admission.and_then(|a| a.1),
     }))
 }
 
@@ -286,6 +301,11 @@ pub fn EventPage() -> impl IntoView {
                 let id = id.clone();
                 Suspend::new(async move {
                     match load_event_page(id).await {
+                        Ok(Some(data)) if data.gate.is_some() => {
+                            let to = data.gate.clone().unwrap_or_default();
+                            redirect(&to);
+                            view! { <p>"This sale has a waiting room: " <a href=to>"join the queue"</a> "."</p> }.into_any()
+                        }
                         Ok(Some(data)) => view! { <EventView data/> }.into_any(),
                         Ok(None) => view! { <NotFound/> }.into_any(),
                         Err(e) => {
@@ -313,6 +333,8 @@ fn EventView(data: EventPageData) -> impl IntoView {
         version: data.version,
         hold: data.hold.clone(),
         server_now_ms: data.server_now_ms,
+        admission_token: data.admission_token.clone(),
+        queue_token: data.queue_token.clone(),
     };
     view! {
         <Title text=data.name.clone()/>

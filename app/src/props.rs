@@ -62,6 +62,11 @@ pub struct EventPageData {
     pub version: i64,
     pub signed_in: bool,
     pub hold: Option<HoldInfo>,
+    /// Where to send the fan instead (the waiting room), if anywhere.
+    pub gate: Option<String>,
+    /// With the waiting room on: the fan's admission token and queue token.
+    pub admission_token: Option<String>,
+    pub queue_token: Option<String>,
     /// The server's clock when the page was rendered (Unix milliseconds), so
     /// the countdown does not depend on the fan's clock being right.
     pub server_now_ms: i64,
@@ -80,6 +85,8 @@ pub struct PickerProps {
     pub version: i64,
     pub hold: Option<HoldInfo>,
     pub server_now_ms: i64,
+    pub admission_token: Option<String>,
+    pub queue_token: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -30,6 +30,26 @@ pub async fn current_user() -> Result<Option<User>, ServerFnError> {
     frontrow_engine::accounts::find_user(&engine()?.pool, user_id).await.map_err(internal)
 }
 
+/// The fan's admission to the event's waiting room, from the session:
+/// `(admission token, queue token)` if the token verifies for this fan and
+/// session.
+pub async fn session_admission(event_id: Uuid, user_id: Uuid) -> Result<Option<(String, Option<String>)>, ServerFnError> {
+    let session: tower_sessions::Session = leptos_axum::extract().await?;
+    let key = event_id.simple().to_string();
+    let token = session.get::<String>(&crate::admission_session_key(&key)).await.map_err(internal)?;
+    let binding = session.get::<String>(crate::ADMISSION_BINDING_KEY).await.map_err(internal)?;
+    let queue_token = session.get::<String>(&crate::queue_session_key(&key)).await.map_err(internal)?;
+    let secret = use_context::<crate::AdmissionSecret>().ok_or_else(|| ServerFnError::new("no admission secret in context"))?;
+    Ok(match (token, binding) {
+        (Some(token), Some(binding))
+            if frontrow_engine::admission::verify(secret.0.as_bytes(), &token, event_id, user_id, &binding, chrono::Utc::now().timestamp()).is_ok() =>
+        {
+            Some((token, queue_token))
+        }
+        _ => None,
+    })
+}
+
 /// Sets the HTTP status of the page being rendered.
 pub fn set_status(status: u16) {
     if let (Some(options), Ok(code)) = (use_context::<leptos_axum::ResponseOptions>(), http::StatusCode::from_u16(status)) {

@@ -1,3 +1,4 @@
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import type { APIRequestContext, Page, TestInfo } from '@playwright/test';
@@ -13,10 +14,10 @@ interface Finding {
 /** Runs axe on the page; attaches the full report; returns the serious and critical findings. */
 async function seriousViolations(page: Page, testInfo: TestInfo, name: string): Promise<Finding[]> {
   const results = await new AxeBuilder({ page }).analyze();
-  await testInfo.attach(`axe-${name}.json`, {
-    body: JSON.stringify({ url: page.url(), violations: results.violations, incomplete: results.incomplete.map((i) => i.id) }, null, 2),
-    contentType: 'application/json',
-  });
+  const report = testInfo.outputPath(`axe-${name}.json`);
+  const summary = { url: page.url(), violations: results.violations, incomplete: results.incomplete.map((i) => i.id) };
+  await writeFile(report, JSON.stringify(summary, null, 2));
+  await testInfo.attach(`axe-${name}.json`, { path: report, contentType: 'application/json' });
   return results.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => ({

@@ -10,7 +10,7 @@ use uuid::Uuid;
 const MAX_ATTEMPTS: usize = 8;
 
 use crate::error::{EngineError, Result};
-use crate::holds::{hold_seats, is_retryable};
+use crate::holds::{hold_seats_admitted, is_retryable};
 use crate::model::Hold;
 
 /// One seat of a row, in row order, as the picker sees it.
@@ -76,7 +76,7 @@ pub fn pick(rows: &[Vec<RowSeat>], count: usize) -> Option<Vec<String>> {
 /// fresh look; at an on-sale many fans look at once and all see the same
 /// best seats, so each retry chooses at random among a widening set of the
 /// next-best placements instead of stampeding the same ones again.
-pub async fn hold_best(pool: &sqlx::PgPool, event_id: Uuid, user_id: Uuid, count: usize, tier: &str) -> Result<Hold> {
+pub async fn hold_best(pool: &sqlx::PgPool, event_id: Uuid, user_id: Uuid, count: usize, tier: &str, admitted: bool) -> Result<Hold> {
     if count == 0 || count > crate::holds::MAX_SEAT_IDS_PER_REQUEST {
         return Err(EngineError::invalid("count must be at least 1"));
     }
@@ -93,7 +93,7 @@ pub async fn hold_best(pool: &sqlx::PgPool, event_id: Uuid, user_id: Uuid, count
         }
         let choice = if attempt == 1 { 0 } else { rand::thread_rng().gen_range(0..options.len().min(attempt * 3)) };
         let seat_ids = options.swap_remove(choice);
-        match hold_seats(pool, event_id, user_id, &seat_ids).await {
+        match hold_seats_admitted(pool, event_id, user_id, &seat_ids, admitted).await {
             Err(EngineError::SeatsUnavailable { .. }) if attempt < MAX_ATTEMPTS => continue,
             Err(e) if attempt < MAX_ATTEMPTS && is_retryable(&e) => continue,
             other => return other,

@@ -210,12 +210,14 @@ pub(crate) struct EventRules {
     pub sale_opens_at: DateTime<Utc>,
     pub hold_ttl_seconds: i32,
     pub max_seats_per_order: i32,
+    pub waiting_room_enabled: bool,
 }
 
 pub(crate) async fn event_rules(pool: &sqlx::PgPool, event_id: Uuid) -> Result<EventRules> {
     sqlx::query_as!(
         EventRules,
-        r#"SELECT sale_opens_at AS "sale_opens_at: DateTime<Utc>", hold_ttl_seconds, max_seats_per_order FROM events WHERE event_id = $1"#,
+        r#"SELECT sale_opens_at AS "sale_opens_at: DateTime<Utc>", hold_ttl_seconds, max_seats_per_order,
+                  waiting_room_enabled FROM events WHERE event_id = $1"#,
         event_id
     )
     .fetch_optional(pool)

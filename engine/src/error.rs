@@ -14,6 +14,10 @@ pub enum EngineError {
     NoSeatsTogether { count: usize, tier: String },
     #[error("at most {max} seats per order for this event")]
     TooManySeats { max: i32 },
+    #[error("this event's waiting room has not admitted you (a valid X-Admission-Token is required)")]
+    NotAdmitted,
+    #[error("this event has no waiting room")]
+    WaitingRoomOff,
     #[error("the sale has not opened yet")]
     SaleNotOpen,
     #[error("the hold has expired or its token is no longer current")]

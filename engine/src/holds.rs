@@ -54,10 +54,20 @@ pub(crate) fn is_retryable(err: &EngineError) -> bool {
     }
 }
 
-/// Claims every seat in `seat_ids` for `user_id`, or none of them.
+/// Claims every seat in `seat_ids` for `user_id`, or none of them, for a
+/// caller with no admission from the waiting room.
 pub async fn hold_seats(pool: &sqlx::PgPool, event_id: Uuid, user_id: Uuid, seat_ids: &[String]) -> Result<Hold> {
+    hold_seats_admitted(pool, event_id, user_id, seat_ids, false).await
+}
+
+/// As [`hold_seats`]; `admitted` says the caller checked the fan's
+/// admission token, which an event with its waiting room on requires.
+pub async fn hold_seats_admitted(pool: &sqlx::PgPool, event_id: Uuid, user_id: Uuid, seat_ids: &[String], admitted: bool) -> Result<Hold> {
     validate_seat_ids(seat_ids)?;
     let rules = event_rules(pool, event_id).await?;
+    if rules.waiting_room_enabled && !admitted {
+        return Err(EngineError::NotAdmitted);
+    }
     if rules.sale_opens_at > Utc::now() {
         return Err(EngineError::SaleNotOpen);
     }

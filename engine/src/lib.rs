@@ -4,6 +4,7 @@
 //! app both call into this crate.
 
 pub mod accounts;
+pub mod admission;
 pub mod audit;
 pub mod best;
 pub mod catalogue;
@@ -13,6 +14,7 @@ pub mod holds;
 pub mod live;
 pub mod model;
 pub mod payment;
+pub mod queue;
 pub mod reaper;
 pub mod reconcile;
 mod tokens;
@@ -61,10 +63,27 @@ pub struct Engine {
     pub settings: EngineSettings,
     /// This instance's in-memory seat maps, kept current by notifications.
     pub board: Arc<live::SeatBoard>,
+    /// This instance's fan-out of waiting-room admission rounds.
+    pub queue_feed: Arc<queue::QueueFeed>,
+    /// Batches concurrent queue joins; started on first use.
+    joiner: Arc<std::sync::OnceLock<queue::Joiner>>,
 }
 
 impl Engine {
+    /// Joins the fan to the event's waiting room (joins arriving together
+    /// share one database call).
+    pub async fn join_queue(&self, event_id: uuid::Uuid, user_id: uuid::Uuid) -> error::Result<String> {
+        self.joiner.get_or_init(|| queue::Joiner::start(self.pool.clone())).join(event_id, user_id).await
+    }
+
     pub fn new(pool: sqlx::PgPool, provider: Arc<dyn PaymentProvider>, settings: EngineSettings) -> Self {
-        Self { board: Arc::new(live::SeatBoard::new(pool.clone())), pool, provider, settings }
+        Self {
+            board: Arc::new(live::SeatBoard::new(pool.clone())),
+            queue_feed: Arc::default(),
+            joiner: Arc::default(),
+            pool,
+            provider,
+            settings,
+        }
     }
 }

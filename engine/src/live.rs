@@ -27,6 +27,7 @@ use tokio::sync::{broadcast, OnceCell};
 use uuid::Uuid;
 
 use crate::error::{EngineError, Result};
+use crate::queue::QueueFeed;
 use crate::model::{EventDetail, EventSummary, SeatMap, SeatState, SeatStatus, SeatView, SectionSummary, TierPrice};
 
 /// The notification channel the `seats_notify_changes` trigger writes to.
@@ -340,18 +341,20 @@ impl LiveEvent {
         }
     }
 
-    /// Replaces every cell with freshly read rows, then merges what was heard
-    /// before the first load finished.
+    /// Takes freshly read rows, then merges what was heard before the first
+    /// load finished.
     fn install(&self, layout: &Arc<EventLayout>, rows: Vec<(usize, SeatCell)>) {
         let mut cells = self.cells.write().unwrap_or_else(|e| e.into_inner());
-        let mut seats = vec![SeatCell { state: SeatState::Available, version: 0, hold_expires_ms: None }; layout.seats.len()];
-        let mut version = 0;
-        for (i, cell) in rows {
-            version = version.max(cell.version);
-            seats[i] = cell;
+        if cells.seats.len() != layout.seats.len() {
+            cells.seats = vec![SeatCell { state: SeatState::Available, version: 0, hold_expires_ms: None }; layout.seats.len()];
         }
-        cells.seats = seats;
-        cells.version = version;
+        // A reload races the changes heard meanwhile: keep the newer of each.
+        for (i, cell) in rows {
+            if cell.version > cells.seats[i].version {
+                cells.seats[i] = cell;
+            }
+        }
+        cells.version = cells.seats.iter().map(|c| c.version).max().unwrap_or(0);
         cells.layout = Some(layout.clone());
         let now_ms = Utc::now().timestamp_millis();
         for change in std::mem::take(&mut cells.early) {
@@ -531,20 +534,23 @@ async fn load_event(pool: &sqlx::PgPool, event_id: Uuid) -> Result<(EventLayout,
     Ok((layout, cells))
 }
 
-/// Listens for seat changes until `stop` completes, reconnecting after
+/// Listens for seat changes (and admission rounds) until `stop` completes, reconnecting after
 /// errors. Every (re)connection resynchronises the board, since changes made
 /// while nobody listened were not heard.
-pub async fn listen(board: Arc<SeatBoard>, stop: impl Future<Output = ()>) {
+pub async fn listen(board: Arc<SeatBoard>, queue_feed: Arc<QueueFeed>, stop: impl Future<Output = ()>) {
     tokio::pin!(stop);
     loop {
         let session = async {
             let mut listener = PgListener::connect_with(&board.pool).await?;
-            listener.listen(CHANNEL).await?;
+            listener.listen_all([CHANNEL, crate::queue::CHANNEL]).await?;
             board.resync_all().await;
             loop {
                 // `None`: the connection dropped and notifications may be lost.
                 match listener.try_recv().await? {
-                    Some(n) => board.apply_notification(n.payload()),
+                    Some(n) if n.channel() == CHANNEL => board.apply_notification(n.payload()),
+                    // Admission rounds come every second; a missed one is
+                    // made good by the next.
+                    Some(n) => queue_feed.apply_notification(n.payload()),
                     None => return Ok::<(), sqlx::Error>(()),
                 }
             }

@@ -116,6 +116,10 @@ pub struct ServeArgs {
     pub reaper_interval_ms: u64,
     #[arg(long, env = "FRONTROW_RECONCILE_INTERVAL_MS", default_value_t = 2000)]
     pub reconcile_interval_ms: u64,
+    /// How often the admission loop looks at each waiting room (a round
+    /// still happens at most once a second per event).
+    #[arg(long, env = "FRONTROW_ADMISSION_INTERVAL_MS", default_value_t = 500)]
+    pub admission_interval_ms: u64,
     /// Test-only fault injection: `abort_after_checkout_commit` kills the
     /// process after a sale is committed and before the reply is sent.
     #[arg(long, env = "FRONTROW_FAILPOINT", hide = true)]

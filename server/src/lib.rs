@@ -12,3 +12,4 @@ pub mod state;
 pub mod tasks;
 pub mod telemetry;
 pub mod tickets;
+pub mod waiting_room;

@@ -30,6 +30,7 @@ use crate::config::{ProviderKind, ServeArgs, Switch};
 use crate::state::AppState;
 use crate::tasks;
 use crate::tickets;
+use crate::waiting_room;
 
 pub async fn connect(database_url: &str, max_connections: u32) -> Result<PgPool> {
     PgPoolOptions::new()
@@ -95,6 +96,10 @@ impl Application {
             let per_second = NonZeroU32::new(settings.rate_per_second.max(1)).unwrap_or(NonZeroU32::MIN);
             Arc::new(governor::RateLimiter::keyed(governor::Quota::per_second(per_second)))
         });
+        let fan_limiter = (settings.rate_limits == Switch::On).then(|| {
+            let per_second = NonZeroU32::new(settings.rate_per_second.max(1)).unwrap_or(NonZeroU32::MIN);
+            Arc::new(governor::RateLimiter::keyed(governor::Quota::per_second(per_second)))
+        });
         let leptos_options = LeptosOptions::builder()
             .output_name("frontrow")
             .site_root(settings.site_root.to_string_lossy().into_owned())
@@ -107,6 +112,8 @@ impl Application {
             engine,
             settings: Arc::new(settings),
             rate_limiter,
+            fan_limiter,
+            instance_id: uuid::Uuid::new_v4(),
             metrics: metrics_handle(),
             leptos_options,
             shutdown: CancellationToken::new(),
@@ -155,12 +162,17 @@ fn router(state: AppState, pool: PgPool) -> Router {
     let leptos_options = state.leptos_options.clone();
     let routes = generate_route_list(frontrow_app::App);
     let engine = state.engine.clone();
-    let app_context = move || leptos::prelude::provide_context(engine.clone());
+    let secret = frontrow_app::AdmissionSecret(state.settings.secret.clone().unwrap_or_default().into());
+    let app_context = move || {
+        leptos::prelude::provide_context(engine.clone());
+        leptos::prelude::provide_context(secret.clone());
+    };
 
     let x_request_id = HeaderName::from_static("x-request-id");
     Router::new()
         .merge(api::router(state.clone()))
         .route("/bookings/{booking_id}/print", axum::routing::get(tickets::print_tickets))
+        .route("/events/{event_id}/queue", axum::routing::get(waiting_room::page))
         .leptos_routes_with_context(&state, routes, app_context, {
             let options = leptos_options.clone();
             move || frontrow_app::shell(options.clone())

@@ -13,6 +13,7 @@ use metrics_exporter_prometheus::PrometheusHandle;
 use crate::config::ServeArgs;
 
 pub type ClientRateLimiter = governor::RateLimiter<IpAddr, DefaultKeyedStateStore<IpAddr>, DefaultClock>;
+pub type FanRateLimiter = governor::RateLimiter<uuid::Uuid, DefaultKeyedStateStore<uuid::Uuid>, DefaultClock>;
 
 #[derive(Clone)]
 pub struct AppState {
@@ -20,6 +21,10 @@ pub struct AppState {
     pub settings: Arc<ServeArgs>,
     /// `None` when FRONTROW_RATE_LIMITS=off.
     pub rate_limiter: Option<Arc<ClientRateLimiter>>,
+    /// Per signed-in fan, on waiting-room and hold calls; `None` when off.
+    pub fan_limiter: Option<Arc<FanRateLimiter>>,
+    /// This process, as the waiting room's admission lease knows it.
+    pub instance_id: uuid::Uuid,
     pub metrics: PrometheusHandle,
     pub leptos_options: LeptosOptions,
     /// Fires when the server shuts down; long-lived connections (WebSockets)

@@ -1,5 +1,6 @@
 //! Background tasks: the reaper and reconciliation, each on its own interval,
-//! and the seat-change listener that keeps live seat maps current; all stop
+//! the waiting room's admission loop, and the seat-change listener that keeps
+//! live seat maps current; all stop
 //! when the server shuts down.
 
 use std::time::Duration;
@@ -34,9 +35,31 @@ pub fn spawn(state: AppState, shutdown: CancellationToken) -> Tasks {
         }
     }));
 
-    let board = state.engine.board.clone();
+    let (board, queue_feed) = (state.engine.board.clone(), state.engine.queue_feed.clone());
     let stop = shutdown.clone();
-    set.spawn(async move { frontrow_engine::live::listen(board, stop.cancelled_owned()).await });
+    set.spawn(async move { frontrow_engine::live::listen(board, queue_feed, stop.cancelled_owned()).await });
+
+    // The waiting room's admission loop: every instance tries each event
+    // every half second; the queue's lease and its one-round-per-second rule
+    // make exactly one of them admit, once a second.
+    let pool = state.engine.pool.clone();
+    let instance = state.instance_id;
+    set.spawn(every(Duration::from_millis(state.settings.admission_interval_ms.max(50)), shutdown.clone(), move || {
+        let pool = pool.clone();
+        async move {
+            let events = match frontrow_engine::queue::active_events(&pool).await {
+                Ok(events) => events,
+                Err(e) => return tracing::warn!(error = %e, "admission loop could not list events"),
+            };
+            for event_id in events {
+                match frontrow_engine::queue::tick(&pool, event_id, instance).await {
+                    Ok(Some(round)) if round.admitted > 0 => tracing::info!(%event_id, ?round, "admitted"),
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!(%event_id, error = %e, "admission round failed"),
+                }
+            }
+        }
+    }));
 
     let engine = state.engine.clone();
     set.spawn(every(reconcile_every, shutdown, move || {

@@ -66,6 +66,8 @@ impl From<EngineError> for ApiError {
                     .with("max_seats_per_order", json!(max))
             }
             e @ EngineError::NoSeatsTogether { .. } => ApiError::new(S::CONFLICT, "no_seats_together", e.to_string()),
+            e @ EngineError::NotAdmitted => ApiError::new(S::FORBIDDEN, "not_admitted", e.to_string()),
+            e @ EngineError::WaitingRoomOff => ApiError::new(S::CONFLICT, "waiting_room_off", e.to_string()),
             e @ EngineError::SaleNotOpen => ApiError::new(S::FORBIDDEN, "sale_not_open", e.to_string()),
             e @ EngineError::HoldExpired => ApiError::new(S::GONE, "hold_expired", e.to_string()),
             e @ EngineError::CheckoutInProgress => ApiError::new(S::CONFLICT, "checkout_in_progress", e.to_string()),

@@ -9,11 +9,13 @@ use frontrow_engine::holds;
 use frontrow_engine::model::{Booking, Hold, HoldStatus, Ticket};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use tower_sessions::Session;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, CurrentUser, IdPath};
+use super::queue::{admission_from_header, limit_fan};
 use crate::state::AppState;
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -58,30 +60,38 @@ fn required_header<'a>(headers: &'a HeaderMap, name: &str) -> ApiResult<&'a str>
 
 #[utoipa::path(post, path = "/api/v1/events/{event_id}/holds", params(("event_id" = String, Path)), request_body = HoldBody,
     responses((status = 201, body = Hold), (status = 409, description = "seats_unavailable, with conflict_seats"),
-              (status = 422, description = "invalid_input or too_many_seats"), (status = 401), (status = 403, description = "sale_not_open"),
+              (status = 422, description = "invalid_input or too_many_seats"), (status = 401), (status = 403, description = "sale_not_open or not_admitted"),
               (status = 404), (status = 429)))]
 pub async fn create_hold(
     State(state): State<AppState>,
+    session: Session,
     CurrentUser(user): CurrentUser,
     IdPath(event_id): IdPath,
+    headers: HeaderMap,
     ApiJson(body): ApiJson<HoldBody>,
 ) -> ApiResult<(StatusCode, Json<Hold>)> {
-    let hold = holds::hold_seats(&state.engine.pool, event_id, user.user_id, &body.seat_ids).await?;
+    limit_fan(&state, &user)?;
+    let admitted = admission_from_header(&state, &session, &headers, &user, event_id).await?;
+    let hold = holds::hold_seats_admitted(&state.engine.pool, event_id, user.user_id, &body.seat_ids, admitted).await?;
     Ok((StatusCode::CREATED, Json(hold)))
 }
 
 /// Best available: picks adjacent seats in one row of the tier and holds them.
 #[utoipa::path(post, path = "/api/v1/events/{event_id}/holds/best", params(("event_id" = String, Path)), request_body = BestAvailableBody,
     responses((status = 201, body = Hold), (status = 409, description = "no_seats_together"),
-              (status = 422, description = "invalid_input or too_many_seats"), (status = 401), (status = 403, description = "sale_not_open"),
+              (status = 422, description = "invalid_input or too_many_seats"), (status = 401), (status = 403, description = "sale_not_open or not_admitted"),
               (status = 404), (status = 429)))]
 pub async fn hold_best(
     State(state): State<AppState>,
+    session: Session,
     CurrentUser(user): CurrentUser,
     IdPath(event_id): IdPath,
+    headers: HeaderMap,
     ApiJson(body): ApiJson<BestAvailableBody>,
 ) -> ApiResult<(StatusCode, Json<Hold>)> {
-    let hold = frontrow_engine::best::hold_best(&state.engine.pool, event_id, user.user_id, body.count, &body.tier).await?;
+    limit_fan(&state, &user)?;
+    let admitted = admission_from_header(&state, &session, &headers, &user, event_id).await?;
+    let hold = frontrow_engine::best::hold_best(&state.engine.pool, event_id, user.user_id, body.count, &body.tier, admitted).await?;
     Ok((StatusCode::CREATED, Json(hold)))
 }
 

@@ -9,6 +9,7 @@ pub mod extract;
 pub mod holds;
 pub mod live;
 pub mod ops;
+pub mod queue;
 
 use std::net::SocketAddr;
 use std::time::Instant;
@@ -34,7 +35,7 @@ pub const SESSION_COOKIE: &str = "frontrow_session";
         auth::signup, auth::login, auth::logout, auth::me, auth::my_bookings,
         catalogue::list_events, catalogue::event_detail, catalogue::seats, live::live,
         holds::create_hold, holds::hold_best, holds::get_hold, holds::release_hold, holds::checkout, holds::get_checkout, holds::get_booking,
-        admin::create_event, admin::audit_event,
+        admin::create_event, admin::audit_event, queue::join, queue::status, queue::stats, queue::configure,
         ops::healthz, ops::readyz, ops::metrics,
     )
 )]
@@ -52,6 +53,8 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/api/v1/events/{event_id}/holds", post(holds::create_hold))
         .route("/api/v1/events/{event_id}/holds/best", post(holds::hold_best))
         .route("/api/v1/holds/{hold_id}/checkout", post(holds::checkout))
+        .route("/api/v1/events/{event_id}/queue", post(queue::join))
+        .route("/api/v1/events/{event_id}/queue/{queue_token}", get(queue::status))
         .route_layer(middleware::from_fn_with_state(state.clone(), rate_limit));
 
     Router::new()
@@ -63,11 +66,13 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/api/v1/events/{event_id}", get(catalogue::event_detail))
         .route("/api/v1/events/{event_id}/seats", get(catalogue::seats))
         .route("/api/v1/events/{event_id}/live", get(live::live))
+        .route("/api/v1/events/{event_id}/queue/{queue_token}/live", get(queue::live))
         .route("/api/v1/holds/{hold_id}", get(holds::get_hold).delete(holds::release_hold))
         .route("/api/v1/checkouts/{checkout_id}", get(holds::get_checkout))
         .route("/api/v1/bookings/{booking_id}", get(holds::get_booking))
         .route("/api/v1/admin/events", post(admin::create_event))
         .route("/api/v1/admin/events/{event_id}/audit", get(admin::audit_event))
+        .route("/api/v1/admin/events/{event_id}/waiting-room", get(queue::stats).patch(queue::configure))
         .route("/api/openapi.json", get(openapi_json))
         .route("/api/{*rest}", axum::routing::any(|| async { ApiError::not_found() }))
         .route("/healthz", get(ops::healthz))

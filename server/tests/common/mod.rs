@@ -79,6 +79,8 @@ pub struct TestApp {
     pub database_url: String,
     pub pool: PgPool,
     pub engine: Engine,
+    /// The server's id in the waiting room's admission lease.
+    pub instance_id: Uuid,
     shutdown: CancellationToken,
     task: tokio::task::JoinHandle<()>,
 }
@@ -100,6 +102,7 @@ pub async fn spawn_app_on(database_url: &str, configure: impl FnOnce(&mut ServeA
     let app = Application::build(settings, pool.clone()).await.expect("building app");
     let addr = app.local_addr();
     let engine = app.state().engine.clone();
+    let instance_id = app.state().instance_id;
     let shutdown = CancellationToken::new();
     let task = tokio::spawn({
         let shutdown = shutdown.clone();
@@ -107,7 +110,7 @@ pub async fn spawn_app_on(database_url: &str, configure: impl FnOnce(&mut ServeA
             app.run_until(shutdown).await.expect("server ran");
         }
     });
-    TestApp { addr, base: format!("http://{addr}"), database_url: database_url.to_owned(), pool, engine, shutdown, task }
+    TestApp { addr, base: format!("http://{addr}"), database_url: database_url.to_owned(), pool, engine, instance_id, shutdown, task }
 }
 
 impl TestApp {

@@ -1,0 +1,112 @@
+//! Admission tokens: proof that the waiting room let a fan in.
+//!
+//! `event.user.admission.expiry.binding.mac`, where the MAC is HMAC-SHA256
+//! under the server secret over everything before it. The binding is a
+//! random value kept in the fan's session, so a token copied into another
+//! session (or another fan's) is refused; the expiry keeps it short-lived
+//! (the fan's page renews it while they shop).
+
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+use uuid::Uuid;
+
+type HmacSha256 = Hmac<Sha256>;
+
+const DOMAIN: &[u8] = b"frontrow admission v1\n";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdmissionClaims {
+    pub event_id: Uuid,
+    pub user_id: Uuid,
+    pub admission_id: Uuid,
+    /// Unix seconds.
+    pub expires_at: i64,
+    pub binding: String,
+}
+
+/// Why a token was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum TokenError {
+    #[error("malformed admission token")]
+    Malformed,
+    #[error("admission token signature does not match")]
+    Forged,
+    #[error("admission token has expired")]
+    Expired,
+    #[error("admission token is for another event")]
+    OtherEvent,
+    #[error("admission token belongs to another fan or session")]
+    OtherHolder,
+}
+
+fn mac(secret: &[u8], body: &str) -> HmacSha256 {
+    // HMAC takes keys of any length.
+    let mut mac = HmacSha256::new_from_slice(secret).unwrap_or_else(|_| unreachable!("HMAC accepts any key length"));
+    mac.update(DOMAIN);
+    mac.update(body.as_bytes());
+    mac
+}
+
+pub fn sign(secret: &[u8], c: &AdmissionClaims) -> String {
+    let body = format!("{}.{}.{}.{}.{}", c.event_id.simple(), c.user_id.simple(), c.admission_id.simple(), c.expires_at, c.binding);
+    let tag = hex::encode(mac(secret, &body).finalize().into_bytes());
+    format!("{body}.{tag}")
+}
+
+/// Checks the token for this event, fan and session binding at `now`
+/// (Unix seconds).
+pub fn verify(secret: &[u8], token: &str, event_id: Uuid, user_id: Uuid, binding: &str, now: i64) -> Result<AdmissionClaims, TokenError> {
+    let (body, tag) = token.rsplit_once('.').ok_or(TokenError::Malformed)?;
+    let tag = hex::decode(tag).map_err(|_| TokenError::Malformed)?;
+    mac(secret, body).verify_slice(&tag).map_err(|_| TokenError::Forged)?;
+    let parts: Vec<&str> = body.split('.').collect();
+    let [event, user, admission, expires, bound] = parts.as_slice() else { return Err(TokenError::Malformed) };
+    let claims = AdmissionClaims {
+        event_id: event.parse().map_err(|_| TokenError::Malformed)?,
+        user_id: user.parse().map_err(|_| TokenError::Malformed)?,
+        admission_id: admission.parse().map_err(|_| TokenError::Malformed)?,
+        expires_at: expires.parse().map_err(|_| TokenError::Malformed)?,
+        binding: (*bound).to_owned(),
+    };
+    if claims.expires_at <= now {
+        return Err(TokenError::Expired);
+    }
+    if claims.event_id != event_id {
+        return Err(TokenError::OtherEvent);
+    }
+    if claims.user_id != user_id || claims.binding != binding {
+        return Err(TokenError::OtherHolder);
+    }
+    Ok(claims)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claims() -> AdmissionClaims {
+        AdmissionClaims { event_id: Uuid::new_v4(), user_id: Uuid::new_v4(), admission_id: Uuid::new_v4(), expires_at: 1_000, binding: "b1".into() }
+    }
+
+    #[test]
+    fn a_signed_token_verifies_for_its_event_fan_and_session_only() {
+        let c = claims();
+        let token = sign(b"secret", &c);
+        assert_eq!(verify(b"secret", &token, c.event_id, c.user_id, "b1", 999), Ok(c.clone()));
+        assert_eq!(verify(b"secret", &token, c.event_id, c.user_id, "b1", 1_000), Err(TokenError::Expired));
+        assert_eq!(verify(b"secret", &token, Uuid::new_v4(), c.user_id, "b1", 999), Err(TokenError::OtherEvent));
+        assert_eq!(verify(b"secret", &token, c.event_id, Uuid::new_v4(), "b1", 999), Err(TokenError::OtherHolder));
+        assert_eq!(verify(b"secret", &token, c.event_id, c.user_id, "b2", 999), Err(TokenError::OtherHolder));
+        assert_eq!(verify(b"other secret", &token, c.event_id, c.user_id, "b1", 999), Err(TokenError::Forged));
+    }
+
+    #[test]
+    fn tampering_with_any_field_breaks_the_signature() {
+        let c = claims();
+        let token = sign(b"secret", &c);
+        let later = token.replacen(".1000.", ".99999.", 1);
+        assert_eq!(verify(b"secret", &later, c.event_id, c.user_id, "b1", 999), Err(TokenError::Forged));
+        assert_eq!(verify(b"secret", "junk", c.event_id, c.user_id, "b1", 999), Err(TokenError::Malformed));
+        assert_eq!(verify(b"secret", "a.b.zz", c.event_id, c.user_id, "b1", 999), Err(TokenError::Malformed));
+    }
+}

@@ -1,0 +1,64 @@
+//! The waiting-room page: plain HTML (askama) with a few lines of script, so
+//! a crowd of waiting fans never downloads the app bundle.
+
+use askama::Template;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use frontrow_engine::EngineError;
+use tower_sessions::Session;
+use uuid::Uuid;
+
+use crate::api::extract::SESSION_USER_KEY;
+use crate::state::AppState;
+
+#[derive(Template)]
+#[template(path = "waiting_room.html")]
+struct WaitingRoomPage {
+    event_id: String,
+    event_name: String,
+    venue: String,
+    starts_at: String,
+    opens_at: String,
+}
+
+/// `GET /events/{id}/queue`.
+pub async fn page(State(state): State<AppState>, session: Session, Path(event_id): Path<String>) -> Response {
+    let Ok(event_id) = event_id.parse::<Uuid>() else { return not_found() };
+    match session.get::<Uuid>(SESSION_USER_KEY).await {
+        Ok(Some(_)) => {}
+        Ok(None) => return Redirect::to(&format!("/signin?next=/events/{event_id}/queue")).into_response(),
+        Err(e) => return failure(e),
+    }
+    let board = match state.engine.board.snapshot(event_id).await {
+        Ok(board) => board,
+        Err(EngineError::NotFound) => return not_found(),
+        Err(e) => return failure(e),
+    };
+    match frontrow_engine::queue::room_enabled(&state.engine.pool, event_id).await {
+        Ok(true) => {}
+        Ok(false) => return Redirect::to(&format!("/events/{event_id}")).into_response(),
+        Err(e) => return failure(e),
+    }
+    let layout = &board.layout;
+    let page = WaitingRoomPage {
+        event_id: event_id.to_string(),
+        event_name: layout.name.clone(),
+        venue: layout.venue.clone(),
+        starts_at: layout.starts_at.format("%A %e %B %Y, %H:%M UTC").to_string(),
+        opens_at: layout.sale_opens_at.format("%e %B %Y, %H:%M:%S UTC").to_string(),
+    };
+    match page.render() {
+        Ok(html) => Html(html).into_response(),
+        Err(e) => failure(e),
+    }
+}
+
+fn not_found() -> Response {
+    (StatusCode::NOT_FOUND, Html("<!DOCTYPE html><html lang=\"en\"><title>Not found</title><h1>Not found</h1><p><a href=\"/\">frontrow</a></p></html>")).into_response()
+}
+
+fn failure(e: impl std::fmt::Display) -> Response {
+    tracing::error!(error = %e, "waiting room page failed");
+    (StatusCode::INTERNAL_SERVER_ERROR, Html("<!DOCTYPE html><html lang=\"en\"><title>Error</title><h1>Something went wrong</h1></html>")).into_response()
+}

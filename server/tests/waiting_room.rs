@@ -1,0 +1,368 @@
+//! The waiting room: joins under a burst, the opening draw, metered
+//! admission, admission tokens, and one admitting instance at a time.
+
+mod common;
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use common::*;
+use futures::StreamExt;
+use frontrow_engine::queue;
+use serde_json::json;
+use sqlx::PgPool;
+use uuid::Uuid;
+
+/// An event with its waiting room on; `opens_in_secs` < 0 means on sale.
+async fn room_event(app: &TestApp, seats: usize, opens_in_secs: i64) -> Uuid {
+    let staff = app.staff().await;
+    let opens = chrono::Utc::now() + chrono::Duration::seconds(opens_in_secs);
+    let rows: Vec<_> = (0..seats.div_ceil(10)).map(|r| json!({ "row": (r + 1).to_string(), "seats": 10.min(seats - r * 10), "tier": "Standard" })).collect();
+    let r = staff
+        .post(
+            "/api/v1/admin/events",
+            json!({
+                "name": "Queue Night", "kind": "concert", "venue": "Hall", "starts_at": "2030-01-01T20:00:00Z",
+                "sale_opens_at": opens.to_rfc3339(), "hold_ttl_seconds": 300, "max_seats_per_order": 4,
+                "waiting_room_enabled": true,
+                "tiers": [{ "tier": "Standard", "price_cents": 5000 }],
+                "sections": [{ "section": "A", "rows": rows }]
+            }),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    r.body["event_id"].as_str().expect("id").parse().expect("uuid")
+}
+
+/// Fans inserted straight into the users table (joins through the engine
+/// need no session, and hashing 10,000 passwords would dominate the test).
+async fn bulk_fans(pool: &PgPool, n: i64) -> Vec<Uuid> {
+    sqlx::query_scalar(
+        "INSERT INTO users (user_id, email, name, password_hash)
+         SELECT gen_random_uuid(), 'bulk-' || gen_random_uuid() || '@example.test', 'Fan', 'x' FROM generate_series(1, $1)
+         RETURNING user_id",
+    )
+    .bind(n)
+    .fetch_all(pool)
+    .await
+    .expect("fans")
+}
+
+/// An admission round now, without waiting out the one-second spacing.
+async fn round(pool: &PgPool, event_id: Uuid) -> queue::TickOutcome {
+    sqlx::query("UPDATE queues SET last_tick_at = NULL WHERE event_id = $1").bind(event_id).execute(pool).await.expect("reset");
+    queue::tick(pool, event_id, Uuid::nil()).await.expect("tick").expect("a round")
+}
+
+async fn tickets(pool: &PgPool, event_id: Uuid) -> Vec<(Uuid, Option<i64>)> {
+    sqlx::query_as("SELECT user_id, ticket FROM queue_entries WHERE event_id = $1 ORDER BY joined_at, user_id")
+        .bind(event_id)
+        .fetch_all(pool)
+        .await
+        .expect("tickets")
+}
+
+async fn admitted_tickets(pool: &PgPool, event_id: Uuid) -> Vec<i64> {
+    sqlx::query_scalar("SELECT ticket FROM queue_entries WHERE event_id = $1 AND admission_id IS NOT NULL ORDER BY ticket")
+        .bind(event_id)
+        .fetch_all(pool)
+        .await
+        .expect("admitted")
+}
+
+#[tokio::test]
+async fn ten_thousand_joins_get_unique_contiguous_places_and_are_admitted_in_order() {
+    let app = spawn_app_with(|s| s.admission_interval_ms = 3_600_000).await;
+    let event_id = room_event(&app, 100, -60).await;
+    let fans = bulk_fans(&app.pool, 10_000).await;
+
+    let started = Instant::now();
+    // As many at once as a burst of HTTP requests would be.
+    let joins = futures::stream::iter(fans.iter().map(|&fan| {
+        let engine = app.engine.clone();
+        async move { engine.join_queue(event_id, fan).await }
+    }))
+    .buffer_unordered(2000);
+    let answers: Vec<_> = joins.collect().await;
+    let elapsed = started.elapsed();
+    println!("10000 joins answered in {} ms ({:.0} joins/s)", elapsed.as_millis(), 10_000.0 / elapsed.as_secs_f64());
+    assert!(answers.iter().all(Result::is_ok), "every join answered");
+    let tokens: HashSet<_> = answers.into_iter().map(|a| a.expect("token")).collect();
+    assert_eq!(tokens.len(), 10_000, "one token per fan");
+
+    let mut numbers: Vec<i64> = tickets(&app.pool, event_id).await.into_iter().map(|(_, t)| t.expect("numbered")).collect();
+    numbers.sort_unstable();
+    assert_eq!(numbers, (1..=10_000).collect::<Vec<_>>(), "unique and contiguous");
+
+    // Joining again keeps the place.
+    let again = app.engine.join_queue(event_id, fans[17]).await.expect("rejoin");
+    let first: String = sqlx::query_scalar("SELECT queue_token FROM queue_entries WHERE event_id = $1 AND user_id = $2")
+        .bind(event_id)
+        .bind(fans[17])
+        .fetch_one(&app.pool)
+        .await
+        .expect("token");
+    assert_eq!(again, first);
+
+    // 100 seats, k = 1.5: the first 150 tickets, in order.
+    let r = round(&app.pool, event_id).await;
+    assert_eq!((r.remaining, r.target, r.admitted), (100, 150, 150));
+    assert_eq!(admitted_tickets(&app.pool, event_id).await, (1..=150).collect::<Vec<_>>());
+    assert_eq!(round(&app.pool, event_id).await.admitted, 0, "the target is met");
+    // Admitted fans who leave free their slots for the next in line.
+    sqlx::query("UPDATE queue_entries SET admission_expires_at = now() - interval '1 second' WHERE event_id = $1 AND ticket <= 50")
+        .bind(event_id)
+        .execute(&app.pool)
+        .await
+        .expect("leave");
+    let r = round(&app.pool, event_id).await;
+    assert_eq!(r.admitted, 50);
+    let admitted = admitted_tickets(&app.pool, event_id).await;
+    assert_eq!(admitted, (1..=200).collect::<Vec<_>>(), "in the announced order, nobody twice");
+    let distinct: i64 = sqlx::query_scalar("SELECT count(DISTINCT admission_id) FROM queue_entries WHERE event_id = $1")
+        .bind(event_id)
+        .fetch_one(&app.pool)
+        .await
+        .expect("count");
+    assert_eq!(distinct, 200);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_pre_queue_is_drawn_once_at_the_opening() {
+    let app = spawn_app_with(|s| s.admission_interval_ms = 3_600_000).await;
+    let event_id = room_event(&app, 50, 3600).await;
+    let fans = bulk_fans(&app.pool, 500).await;
+    for &fan in &fans {
+        app.engine.join_queue(event_id, fan).await.expect("join");
+    }
+    assert!(tickets(&app.pool, event_id).await.iter().all(|(_, t)| t.is_none()), "no places before the draw");
+    let token: String = sqlx::query_scalar("SELECT queue_token FROM queue_entries WHERE event_id = $1 LIMIT 1")
+        .bind(event_id)
+        .fetch_one(&app.pool)
+        .await
+        .expect("token");
+    let (_, view) = queue::status(&app.pool, b"s", event_id, &token, "b", 50).await.expect("status");
+    assert!(view.draw_pending);
+    assert_eq!(view.position, 500);
+    // Before the opening a round admits nobody and draws nothing.
+    assert_eq!(round(&app.pool, event_id).await.admitted, 0);
+    assert!(tickets(&app.pool, event_id).await.iter().all(|(_, t)| t.is_none()));
+
+    sqlx::query("UPDATE events SET sale_opens_at = now() WHERE event_id = $1").bind(event_id).execute(&app.pool).await.expect("open");
+    round(&app.pool, event_id).await;
+    let drawn = tickets(&app.pool, event_id).await;
+    let mut numbers: Vec<i64> = drawn.iter().map(|(_, t)| t.expect("drawn")).collect();
+    assert_ne!(numbers, (1..=500).collect::<Vec<_>>(), "the draw is not the arrival order");
+    numbers.sort_unstable();
+    assert_eq!(numbers, (1..=500).collect::<Vec<_>>(), "a permutation");
+
+    round(&app.pool, event_id).await;
+    assert_eq!(tickets(&app.pool, event_id).await, drawn, "drawn once: later rounds keep the order");
+    let late = bulk_fans(&app.pool, 1).await[0];
+    app.engine.join_queue(event_id, late).await.expect("join");
+    let late_ticket: Option<i64> = sqlx::query_scalar("SELECT ticket FROM queue_entries WHERE event_id = $1 AND user_id = $2")
+        .bind(event_id)
+        .bind(late)
+        .fetch_one(&app.pool)
+        .await
+        .expect("ticket");
+    assert_eq!(late_ticket, Some(501), "after the draw, first come first served");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn admission_follows_remaining_seats_stops_at_zero_and_resumes() {
+    let app = spawn_app_with(|s| s.admission_interval_ms = 3_600_000).await;
+    let event_id = room_event(&app, 20, -60).await;
+    let fans = bulk_fans(&app.pool, 100).await;
+    for &fan in &fans {
+        app.engine.join_queue(event_id, fan).await.expect("join");
+    }
+    let r = round(&app.pool, event_id).await;
+    assert_eq!((r.remaining, r.target, r.admitted), (20, 30, 30));
+
+    // Ten seats go (held by admitted fans): the target falls to 15.
+    let seat_ids: Vec<String> = (1..=10).map(|n| format!("A-1-{n}")).collect();
+    let mut holds = Vec::new();
+    for (i, seat) in seat_ids.iter().enumerate() {
+        holds.push(frontrow_engine::holds::hold_seats_admitted(&app.pool, event_id, fans[i], std::slice::from_ref(seat), true).await.expect("hold"));
+    }
+    sqlx::query("UPDATE queue_entries SET admission_expires_at = now() - interval '1 second' WHERE event_id = $1 AND ticket BETWEEN 11 AND 30")
+        .bind(event_id)
+        .execute(&app.pool)
+        .await
+        .expect("leave");
+    let r = round(&app.pool, event_id).await;
+    assert_eq!((r.remaining, r.target, r.active, r.admitted), (10, 15, 10, 5), "active shoppers kept near k x remaining");
+
+    // The rest go: admission stops and everyone waiting hears "sold out".
+    for (k, seat) in (1..=10).map(|n| format!("A-2-{n}")).enumerate() {
+        holds.push(frontrow_engine::holds::hold_seats_admitted(&app.pool, event_id, fans[10 + k], &[seat], true).await.expect("hold"));
+    }
+    let r = round(&app.pool, event_id).await;
+    assert_eq!((r.remaining, r.admitted), (0, 0));
+    let waiting: String = sqlx::query_scalar("SELECT queue_token FROM queue_entries WHERE event_id = $1 AND ticket = 90")
+        .bind(event_id)
+        .fetch_one(&app.pool)
+        .await
+        .expect("token");
+    let (_, view) = queue::status(&app.pool, b"s", event_id, &waiting, "b", 0).await.expect("status");
+    assert_eq!(view.state, "sold_out");
+
+    // Held seats come back: admission resumes.
+    for (fan, h) in fans.iter().zip(&holds) {
+        frontrow_engine::holds::release_hold(&app.pool, *fan, h.hold_id, &h.hold_token).await.expect("release");
+    }
+    let r = round(&app.pool, event_id).await;
+    assert_eq!((r.remaining, r.target, r.active, r.admitted), (20, 30, 15, 15), "admission resumed");
+    app.assert_invariants().await;
+    app.stop().await;
+}
+
+async fn admitted_fan(app: &TestApp, event_id: Uuid) -> (Client, String, String) {
+    let fan = app.fan().await;
+    let joined = fan.post(&format!("/api/v1/events/{event_id}/queue"), json!({})).await;
+    assert_eq!(joined.status, 201, "{}", joined.body);
+    let token = joined.body["queue_token"].as_str().expect("queue token").to_owned();
+    let admission = eventually(10, "admission", || async {
+        let view = fan.get(&format!("/api/v1/events/{event_id}/queue/{token}")).await;
+        view.body["admission_token"].as_str().map(str::to_owned)
+    })
+    .await;
+    (fan, token, admission)
+}
+
+async fn hold_with(fan: &Client, event_id: Uuid, seat: &str, admission: Option<&str>) -> Reply {
+    let mut request = fan.http.post(format!("{}/api/v1/events/{event_id}/holds", fan.base)).json(&json!({ "seat_ids": [seat] }));
+    if let Some(token) = admission {
+        request = request.header("X-Admission-Token", token);
+    }
+    fan.send(request).await
+}
+
+#[tokio::test]
+async fn holds_need_a_valid_admission_token_of_this_fan_session_and_event() {
+    let app = spawn_app_with(|s| s.admission_interval_ms = 100).await;
+    let event_id = room_event(&app, 20, -60).await;
+    let other_event = room_event(&app, 20, -60).await;
+
+    let newcomer = app.fan().await;
+    let r = hold_with(&newcomer, event_id, "A-1-1", None).await;
+    assert_eq!((r.status, r.body["error"].as_str()), (403, Some("not_admitted")));
+
+    let (fan, _, admission) = admitted_fan(&app, event_id).await;
+    let forged = format!("{}0", &admission[..admission.len() - 1]);
+    for (token, why) in [(forged.as_str(), "forged"), ("not-a-token", "malformed")] {
+        let r = hold_with(&fan, event_id, "A-1-1", Some(token)).await;
+        assert_eq!((r.status, r.body["error"].as_str()), (403, Some("not_admitted")), "{why}");
+    }
+    let r = hold_with(&fan, other_event, "A-1-1", Some(&admission)).await;
+    assert_eq!(r.status, 403, "another event's seats");
+    let r = hold_with(&newcomer, event_id, "A-1-1", Some(&admission)).await;
+    assert_eq!(r.status, 403, "another fan's session");
+    let (other_fan, _, _) = admitted_fan(&app, event_id).await;
+    let r = hold_with(&other_fan, event_id, "A-1-1", Some(&admission)).await;
+    assert_eq!(r.status, 403, "another admitted fan");
+    assert_eq!(app.audit().await.seats_held, 0, "refused holds changed nothing");
+
+    let r = hold_with(&fan, event_id, "A-1-1", Some(&admission)).await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    app.assert_invariants().await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn joining_over_http() {
+    let app = spawn_app_with(|s| s.admission_interval_ms = 3_600_000).await;
+    let event_id = room_event(&app, 10, -60).await;
+    let path = format!("/api/v1/events/{event_id}/queue");
+    assert_eq!(app.client().post(&path, json!({})).await.status, 401);
+    let fan = app.fan().await;
+    assert_eq!(fan.post(&format!("/api/v1/events/{}/queue", Uuid::new_v4()), json!({})).await.status, 404);
+    let plain = app.event(1, 4, 60, 4).await;
+    let r = fan.post(&format!("/api/v1/events/{plain}/queue"), json!({})).await;
+    assert_eq!((r.status, r.body["error"].as_str()), (409, Some("waiting_room_off")));
+
+    let first = fan.post(&path, json!({})).await;
+    assert_eq!(first.status, 201);
+    assert_eq!(first.body["state"], "waiting");
+    assert_eq!(first.body["position"], 0);
+    let again = fan.post(&path, json!({})).await;
+    assert_eq!(again.body["queue_token"], first.body["queue_token"], "joining again keeps the place");
+    let second = app.fan().await.post(&path, json!({})).await;
+    assert_eq!(second.body["position"], 1, "one fan ahead");
+    assert_eq!(fan.get(&format!("{path}/not-a-token")).await.status, 404);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn one_instance_admits_per_round_and_another_takes_over() {
+    let database = fresh_database().await;
+    let a = spawn_app_on(&database, |s| s.admission_interval_ms = 100).await;
+    let b = spawn_app_on(&database, |s| s.admission_interval_ms = 100).await;
+    let event_id = room_event(&a, 1000, -60).await;
+    let fans = bulk_fans(&a.pool, 20).await;
+    for &fan in &fans {
+        a.engine.join_queue(event_id, fan).await.expect("join");
+    }
+    tokio::time::sleep(Duration::from_millis(3500)).await;
+    let rounds: Vec<(Uuid, f64)> = sqlx::query_as(
+        "SELECT instance_id, extract(epoch FROM at)::float8 FROM admission_ticks WHERE event_id = $1 ORDER BY at",
+    )
+    .bind(event_id)
+    .fetch_all(&a.pool)
+    .await
+    .expect("rounds");
+    assert!(rounds.len() >= 2, "{rounds:?}");
+    let leader = rounds[0].0;
+    assert!(rounds.iter().all(|(i, _)| *i == leader), "one instance admits: {rounds:?}");
+    assert!(rounds.windows(2).all(|w| w[1].1 - w[0].1 >= 0.85), "at most one round a second: {rounds:?}");
+    assert_eq!(admitted_tickets(&a.pool, event_id).await, (1..=20).collect::<Vec<_>>());
+
+    // Stop whichever instance leads; the other takes over once its lease lapses.
+    let (leader_app, follower) = if a.instance_id == leader { (a, b) } else { (b, a) };
+    leader_app.stop().await;
+    let stopped_at = Instant::now();
+    let follower_id = follower.instance_id;
+    eventually(8, "the other instance to take over", || async {
+        let n: i64 = sqlx::query_scalar("SELECT count(*) FROM admission_ticks WHERE event_id = $1 AND instance_id = $2")
+            .bind(event_id)
+            .bind(follower_id)
+            .fetch_one(&follower.pool)
+            .await
+            .expect("count");
+        (n > 0).then_some(())
+    })
+    .await;
+    println!("takeover after {} ms", stopped_at.elapsed().as_millis());
+    follower.stop().await;
+}
+
+#[tokio::test]
+async fn the_seat_map_page_sends_fans_to_the_queue_until_admitted() {
+    let app = spawn_app_with(|s| s.admission_interval_ms = 100).await;
+    let event_id = room_event(&app, 20, -60).await;
+    let no_redirects = |c: &Client| c.http.clone();
+    let fan = app.fan().await;
+    let page = format!("{}/events/{event_id}", app.base);
+
+    let anonymous = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("client");
+    let r = anonymous.get(&page).header("accept", "text/html").send().await.expect("page");
+    assert_eq!(r.headers().get("location").and_then(|v| v.to_str().ok()), Some(format!("/signin?next=/events/{event_id}/queue").as_str()));
+
+    // The fan's client follows redirects: not yet admitted, the page is the waiting room.
+    let r = no_redirects(&fan).get(&page).header("accept", "text/html").send().await.expect("page");
+    assert_eq!(r.url().path(), format!("/events/{event_id}/queue"));
+    let html = r.text().await.expect("html");
+    assert!(html.contains("How the queue works"), "the fairness rule is shown");
+    assert!(!html.contains("/pkg/frontrow"), "the waiting room does not load the app bundle");
+
+    let (admitted, _, _) = admitted_fan(&app, event_id).await;
+    let r = admitted.http.get(&page).send().await.expect("page");
+    assert_eq!(r.url().path(), format!("/events/{event_id}"));
+    let html = r.text().await.expect("html");
+    assert!(html.contains(r#"<svg id="seat-map""#), "admitted: the seat map");
+    assert!(html.contains("admission_token"), "the picker gets the admission token");
+    app.stop().await;
+}
