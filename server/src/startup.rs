@@ -173,6 +173,7 @@ fn router(state: AppState, pool: PgPool) -> Router {
         .merge(api::router(state.clone()))
         .route("/bookings/{booking_id}/print", axum::routing::get(tickets::print_tickets))
         .route("/events/{event_id}/queue", axum::routing::get(waiting_room::page))
+        .route("/admin/events/{event_id}/waiting-room", axum::routing::get(waiting_room::controls))
         .leptos_routes_with_context(&state, routes, app_context, {
             let options = leptos_options.clone();
             move || frontrow_app::shell(options.clone())

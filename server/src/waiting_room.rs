@@ -1,5 +1,6 @@
-//! The waiting-room page: plain HTML (askama) with a few lines of script, so
-//! a crowd of waiting fans never downloads the app bundle.
+//! The waiting-room pages: the fans' page, plain HTML (askama) with a few
+//! lines of script so a crowd of waiting fans never downloads the app
+//! bundle, and the box office's controls.
 
 use askama::Template;
 use axum::extract::{Path, State};
@@ -48,6 +49,40 @@ pub async fn page(State(state): State<AppState>, session: Session, Path(event_id
         starts_at: layout.starts_at.format("%A %e %B %Y, %H:%M UTC").to_string(),
         opens_at: layout.sale_opens_at.format("%e %B %Y, %H:%M:%S UTC").to_string(),
     };
+    match page.render() {
+        Ok(html) => Html(html).into_response(),
+        Err(e) => failure(e),
+    }
+}
+
+#[derive(Template)]
+#[template(path = "admin_waiting_room.html")]
+struct ControlsPage {
+    event_id: String,
+    event_name: String,
+}
+
+/// `GET /admin/events/{id}/waiting-room`: staff see the live figures and
+/// change the controls (through the admin API).
+pub async fn controls(State(state): State<AppState>, session: Session, Path(event_id): Path<String>) -> Response {
+    let here = format!("/admin/events/{event_id}/waiting-room");
+    let user_id = match session.get::<Uuid>(SESSION_USER_KEY).await {
+        Ok(Some(id)) => id,
+        Ok(None) => return Redirect::to(&format!("/signin?next={here}")).into_response(),
+        Err(e) => return failure(e),
+    };
+    match frontrow_engine::accounts::find_user(&state.engine.pool, user_id).await {
+        Ok(Some(user)) if user.role.is_staff() => {}
+        Ok(_) => return not_found(),
+        Err(e) => return failure(e),
+    }
+    let Ok(event_id) = event_id.parse::<Uuid>() else { return not_found() };
+    let board = match state.engine.board.snapshot(event_id).await {
+        Ok(board) => board,
+        Err(EngineError::NotFound) => return not_found(),
+        Err(e) => return failure(e),
+    };
+    let page = ControlsPage { event_id: event_id.to_string(), event_name: board.layout.name.clone() };
     match page.render() {
         Ok(html) => Html(html).into_response(),
         Err(e) => failure(e),

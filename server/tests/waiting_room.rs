@@ -366,3 +366,73 @@ async fn the_seat_map_page_sends_fans_to_the_queue_until_admitted() {
     assert!(html.contains("admission_token"), "the picker gets the admission token");
     app.stop().await;
 }
+
+#[tokio::test]
+async fn staff_see_the_queue_and_change_its_controls() {
+    let app = spawn_app_with(|s| s.admission_interval_ms = 3_600_000).await;
+    let event_id = room_event(&app, 10, -60).await;
+    let staff = app.staff().await;
+    let path = format!("/api/v1/admin/events/{event_id}/waiting-room");
+    for fan in bulk_fans(&app.pool, 30).await {
+        app.engine.join_queue(event_id, fan).await.expect("join");
+    }
+    round(&app.pool, event_id).await;
+    let s = staff.get(&path).await;
+    assert_eq!(s.status, 200, "{}", s.body);
+    assert_eq!((s.body["queue_length"].as_i64(), s.body["active_shoppers"].as_i64()), (Some(15), Some(15)));
+
+    let r = staff.send(staff.http.patch(app.url(&path)).json(&json!({ "paused": true, "admission_factor": 3.0, "max_active": 100 }))).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!((r.body["paused"].as_bool(), r.body["admission_factor"].as_f64()), (Some(true), Some(3.0)));
+    assert_eq!(round(&app.pool, event_id).await.admitted, 0, "paused");
+    staff.send(staff.http.patch(app.url(&path)).json(&json!({ "paused": false }))).await;
+    let r = round(&app.pool, event_id).await;
+    assert_eq!((r.target, r.admitted), (30, 15), "k = 3 over 10 seats");
+
+    let bad = staff.send(staff.http.patch(app.url(&path)).json(&json!({ "admission_factor": 0 }))).await;
+    assert_eq!(bad.status, 422);
+    let fan = app.fan().await;
+    assert_eq!(fan.get(&path).await.status, 403);
+    let controls = |c: &Client| c.http.get(app.url(&format!("/admin/events/{event_id}/waiting-room"))).send();
+    assert_eq!(controls(&staff).await.expect("page").status(), 200);
+    assert_eq!(controls(&fan).await.expect("page").status(), 404);
+    app.stop().await;
+}
+
+/// Prints how long after an admission round a waiting fan's socket hears
+/// its new position (the README quotes it).
+#[tokio::test]
+async fn positions_reach_waiting_fans_right_after_each_round() {
+    let app = spawn_app_with(|s| s.admission_interval_ms = 3_600_000).await;
+    let event_id = room_event(&app, 1000, -60).await;
+    let fans = bulk_fans(&app.pool, 300).await;
+    let mut sockets = Vec::new();
+    for &fan in &fans {
+        let token = app.engine.join_queue(event_id, fan).await.expect("join");
+        let url = format!("ws://{}/api/v1/events/{event_id}/queue/{token}/live", app.addr);
+        let (socket, _) = tokio_tungstenite::connect_async(url).await.expect("socket");
+        sockets.push(socket);
+    }
+    // Admit 20 at a time: every round moves everyone's position.
+    sqlx::query("UPDATE events SET max_active = 20, admission_factor = 1 WHERE event_id = $1").bind(event_id).execute(&app.pool).await.expect("limit");
+    let mut latencies = Vec::new();
+    for _ in 0..5 {
+        sqlx::query("UPDATE queue_entries SET admission_expires_at = now() - interval '1 second' WHERE event_id = $1 AND admission_id IS NOT NULL")
+            .bind(event_id)
+            .execute(&app.pool)
+            .await
+            .expect("leave");
+        let started = Instant::now();
+        let r = round(&app.pool, event_id).await;
+        assert_eq!(r.admitted, 20);
+        let last = sockets.len() - 1;
+        let frame = tokio::time::timeout(Duration::from_secs(5), sockets[last].next()).await.expect("a push").expect("open").expect("frame");
+        latencies.push(started.elapsed());
+        let frame: serde_json::Value = serde_json::from_str(frame.to_text().expect("text")).expect("json");
+        assert_eq!(frame["state"], "waiting");
+        assert_eq!(frame["position"].as_i64(), Some(299 - r.admitted_through), "{frame}");
+    }
+    latencies.sort();
+    println!("position pushed {} ms (median) after the admission round, 300 fans connected", latencies[2].as_millis());
+    app.stop().await;
+}
