@@ -17,12 +17,8 @@ addr=127.0.0.1:3200
 scripts/build.sh --release
 cargo build --release -p frontrow-loadgen
 bin=target/release/frontrow
-$bin --data-dir $data --pg-port $pg_port seed-demo >/dev/null
-FRONTROW_RATE_LIMITS=off FRONTROW_SITE_ROOT=target/site RUST_LOG=warn \
-  $bin --data-dir $data --pg-port $pg_port serve --addr $addr &
-server=$!
-trap 'kill $server 2>/dev/null; wait $server 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do curl -fs "http://$addr/readyz" >/dev/null && break; sleep 0.2; done
+source scripts/release_server.sh
+start_release_server $data $pg_port $addr
 
 echo "== frontrow over HTTP ($fans fans, ${secs}s)"
 out=$(target/release/frontrow-loadgen --url "http://$addr" --fans "$fans" --seconds "$secs")

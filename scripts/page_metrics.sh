@@ -13,13 +13,8 @@ addr=127.0.0.1:3300
 
 # FRONTROW_SKIP_BUILD=1 measures the release build already in target/.
 [ "${FRONTROW_SKIP_BUILD:-}" = 1 ] || scripts/build.sh --release
-bin=target/release/frontrow
-$bin --data-dir $data --pg-port $pg_port seed-demo >/dev/null
-FRONTROW_RATE_LIMITS=off FRONTROW_SITE_ROOT=target/site RUST_LOG=warn \
-  $bin --data-dir $data --pg-port $pg_port serve --addr $addr &
-server=$!
-trap 'kill $server 2>/dev/null; wait $server 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do curl -fs "http://$addr/readyz" >/dev/null && break; sleep 0.2; done
+source scripts/release_server.sh
+start_release_server $data $pg_port $addr
 event=$(curl -fs "http://$addr/api/v1/events" | sed -n 's/.*"event_id":"\([0-9a-f-]*\)".*/\1/p' | head -n1)
 
 wire() { curl -fs -H 'Accept-Encoding: gzip' -o /dev/null -w '%{size_download}' "http://$addr$1"; }

@@ -254,12 +254,15 @@ pub fn AuthForm(signup: bool, next: String) -> impl IntoView {
     let password = RwSignal::new(String::new());
     let error = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
+    // Flips once hydrated, so tests (and styles) know the form is live.
+    let ready = RwSignal::new(false);
+    Effect::new(move |_| ready.set(true));
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         client::authenticate(signup, name.get_untracked(), email.get_untracked(), password.get_untracked(), next.clone(), error, busy);
     };
     view! {
-        <form class="auth-form" on:submit=submit>
+        <form class="auth-form" data-ready=move || ready.get().to_string() on:submit=submit>
             {signup.then(|| view! {
                 <label>"Name" <input type="text" name="name" autocomplete="name" required
                     on:input=move |ev| name.set(event_target_value(&ev))/></label>

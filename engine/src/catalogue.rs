@@ -225,58 +225,6 @@ pub(crate) async fn event_rules(pool: &sqlx::PgPool, event_id: Uuid) -> Result<E
     .ok_or(EngineError::NotFound)
 }
 
-pub async fn event_detail(pool: &sqlx::PgPool, event_id: Uuid) -> Result<EventDetail> {
-    let now = Utc::now();
-    let e = sqlx::query!(
-        r#"SELECT e.event_id, e.name, e.kind, e.venue, e.starts_at AS "starts_at: DateTime<Utc>",
-                  e.sale_opens_at AS "sale_opens_at: DateTime<Utc>", e.hold_ttl_seconds,
-                  e.max_seats_per_order, e.waiting_room_enabled,
-                  (SELECT count(*) FROM seats s WHERE s.event_id = e.event_id) AS "seats_total!",
-                  (SELECT count(*) FROM seats s WHERE s.event_id = e.event_id
-                     AND (s.state = 'available' OR (s.state = 'held' AND s.hold_expires_at <= now()))) AS "seats_available!"
-           FROM events e WHERE e.event_id = $1"#,
-        event_id
-    )
-    .fetch_optional(pool)
-    .await?
-    .ok_or(EngineError::NotFound)?;
-    let tiers = sqlx::query_as!(
-        TierPrice,
-        "SELECT tier, price_cents FROM price_tiers WHERE event_id = $1 ORDER BY price_cents DESC, tier",
-        event_id
-    )
-    .fetch_all(pool)
-    .await?;
-    let sections = sqlx::query_as!(
-        SectionSummary,
-        r#"SELECT section, count(DISTINCT row_label) AS "rows!", count(*) AS "seats!"
-           FROM seats WHERE event_id = $1 GROUP BY section ORDER BY section"#,
-        event_id
-    )
-    .fetch_all(pool)
-    .await?;
-    Ok(EventDetail {
-        summary: EventSummary {
-            status: event_status(now, e.starts_at, e.sale_opens_at, e.seats_available),
-            event_id: e.event_id,
-            name: e.name,
-            kind: e.kind,
-            venue: e.venue,
-            starts_at: e.starts_at,
-            sale_opens_at: e.sale_opens_at,
-            seats_total: e.seats_total,
-            seats_available: e.seats_available,
-            price_min_cents: tiers.iter().map(|t| t.price_cents).min().unwrap_or(0),
-            price_max_cents: tiers.iter().map(|t| t.price_cents).max().unwrap_or(0),
-        },
-        hold_ttl_seconds: e.hold_ttl_seconds,
-        max_seats_per_order: e.max_seats_per_order,
-        waiting_room_enabled: e.waiting_room_enabled,
-        tiers,
-        sections,
-    })
-}
-
 pub async fn find_event_by_name(pool: &sqlx::PgPool, name: &str) -> Result<Option<Uuid>> {
     Ok(sqlx::query_scalar!("SELECT event_id FROM events WHERE name = $1 ORDER BY created_at LIMIT 1", name)
         .fetch_optional(pool)

@@ -6,6 +6,7 @@ pub mod api;
 pub mod cli;
 pub mod config;
 pub mod demo;
+pub mod html;
 pub mod pgcluster;
 pub mod startup;
 pub mod state;

@@ -3,14 +3,13 @@
 
 use askama::Template;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
-use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::response::Response;
 use frontrow_app::server::qr_svg;
 use frontrow_engine::EngineError;
 use tower_sessions::Session;
 use uuid::Uuid;
 
-use crate::api::extract::SESSION_USER_KEY;
+use crate::html::{failure, not_found, render, signed_in};
 use crate::state::AppState;
 
 struct PrintedTicket {
@@ -30,29 +29,13 @@ struct TicketsPage {
     tickets: Vec<PrintedTicket>,
 }
 
-fn not_found() -> Response {
-    (StatusCode::NOT_FOUND, Html("<!DOCTYPE html><html lang=\"en\"><title>Not found</title><h1>Not found</h1><p><a href=\"/\">frontrow</a></p></html>")).into_response()
-}
-
-fn failure(e: impl std::fmt::Display) -> Response {
-    tracing::error!(error = %e, "printing tickets failed");
-    (StatusCode::INTERNAL_SERVER_ERROR, Html("<!DOCTYPE html><html lang=\"en\"><title>Error</title><h1>Something went wrong</h1></html>")).into_response()
-}
-
 /// `GET /bookings/{id}/print`: the owner's (or staff's) tickets, one per
 /// seat, each with its QR code. Anyone else gets 404; nobody signed in is
 /// sent to sign in first.
 pub async fn print_tickets(State(state): State<AppState>, session: Session, Path(booking_id): Path<String>) -> Response {
-    let here = format!("/bookings/{booking_id}/print");
-    let user_id = match session.get::<Uuid>(SESSION_USER_KEY).await {
-        Ok(Some(id)) => id,
-        Ok(None) => return Redirect::to(&format!("/signin?next={here}")).into_response(),
-        Err(e) => return failure(e),
-    };
-    let user = match frontrow_engine::accounts::find_user(&state.engine.pool, user_id).await {
-        Ok(Some(user)) => user,
-        Ok(None) => return Redirect::to(&format!("/signin?next={here}")).into_response(),
-        Err(e) => return failure(e),
+    let user = match signed_in(&state, &session, &format!("/bookings/{booking_id}/print")).await {
+        Ok(user) => user,
+        Err(response) => return response,
     };
     let Ok(booking_id) = booking_id.parse::<Uuid>() else { return not_found() };
     let booking = match frontrow_engine::checkout::booking_for(&state.engine.pool, booking_id, user.user_id, user.role.is_staff()).await {
@@ -80,8 +63,5 @@ pub async fn print_tickets(State(state): State<AppState>, session: Session, Path
             })
             .collect(),
     };
-    match page.render() {
-        Ok(html) => Html(html).into_response(),
-        Err(e) => failure(e),
-    }
+    render(&page)
 }

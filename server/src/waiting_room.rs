@@ -4,13 +4,12 @@
 
 use askama::Template;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
-use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::response::{IntoResponse, Redirect, Response};
 use frontrow_engine::EngineError;
 use tower_sessions::Session;
 use uuid::Uuid;
 
-use crate::api::extract::SESSION_USER_KEY;
+use crate::html::{failure, not_found, render, signed_in};
 use crate::state::AppState;
 
 #[derive(Template)]
@@ -26,10 +25,8 @@ struct WaitingRoomPage {
 /// `GET /events/{id}/queue`.
 pub async fn page(State(state): State<AppState>, session: Session, Path(event_id): Path<String>) -> Response {
     let Ok(event_id) = event_id.parse::<Uuid>() else { return not_found() };
-    match session.get::<Uuid>(SESSION_USER_KEY).await {
-        Ok(Some(_)) => {}
-        Ok(None) => return Redirect::to(&format!("/signin?next=/events/{event_id}/queue")).into_response(),
-        Err(e) => return failure(e),
+    if let Err(response) = signed_in(&state, &session, &format!("/events/{event_id}/queue")).await {
+        return response;
     }
     let board = match state.engine.board.snapshot(event_id).await {
         Ok(board) => board,
@@ -49,10 +46,7 @@ pub async fn page(State(state): State<AppState>, session: Session, Path(event_id
         starts_at: layout.starts_at.format("%A %e %B %Y, %H:%M UTC").to_string(),
         opens_at: layout.sale_opens_at.format("%e %B %Y, %H:%M:%S UTC").to_string(),
     };
-    match page.render() {
-        Ok(html) => Html(html).into_response(),
-        Err(e) => failure(e),
-    }
+    render(&page)
 }
 
 #[derive(Template)]
@@ -65,16 +59,10 @@ struct ControlsPage {
 /// `GET /admin/events/{id}/waiting-room`: staff see the live figures and
 /// change the controls (through the admin API).
 pub async fn controls(State(state): State<AppState>, session: Session, Path(event_id): Path<String>) -> Response {
-    let here = format!("/admin/events/{event_id}/waiting-room");
-    let user_id = match session.get::<Uuid>(SESSION_USER_KEY).await {
-        Ok(Some(id)) => id,
-        Ok(None) => return Redirect::to(&format!("/signin?next={here}")).into_response(),
-        Err(e) => return failure(e),
-    };
-    match frontrow_engine::accounts::find_user(&state.engine.pool, user_id).await {
-        Ok(Some(user)) if user.role.is_staff() => {}
+    match signed_in(&state, &session, &format!("/admin/events/{event_id}/waiting-room")).await {
+        Ok(user) if user.role.is_staff() => {}
         Ok(_) => return not_found(),
-        Err(e) => return failure(e),
+        Err(response) => return response,
     }
     let Ok(event_id) = event_id.parse::<Uuid>() else { return not_found() };
     let board = match state.engine.board.snapshot(event_id).await {
@@ -83,17 +71,5 @@ pub async fn controls(State(state): State<AppState>, session: Session, Path(even
         Err(e) => return failure(e),
     };
     let page = ControlsPage { event_id: event_id.to_string(), event_name: board.layout.name.clone() };
-    match page.render() {
-        Ok(html) => Html(html).into_response(),
-        Err(e) => failure(e),
-    }
-}
-
-fn not_found() -> Response {
-    (StatusCode::NOT_FOUND, Html("<!DOCTYPE html><html lang=\"en\"><title>Not found</title><h1>Not found</h1><p><a href=\"/\">frontrow</a></p></html>")).into_response()
-}
-
-fn failure(e: impl std::fmt::Display) -> Response {
-    tracing::error!(error = %e, "waiting room page failed");
-    (StatusCode::INTERNAL_SERVER_ERROR, Html("<!DOCTYPE html><html lang=\"en\"><title>Error</title><h1>Something went wrong</h1></html>")).into_response()
+    render(&page)
 }

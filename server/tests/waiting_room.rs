@@ -436,3 +436,31 @@ async fn positions_reach_waiting_fans_right_after_each_round() {
     println!("position pushed {} ms (median) after the admission round, 300 fans connected", latencies[2].as_millis());
     app.stop().await;
 }
+
+#[tokio::test]
+async fn polling_and_joining_are_rate_limited_per_fan() {
+    let app = spawn_app_with(|s| {
+        s.admission_interval_ms = 3_600_000;
+        s.rate_limits = frontrow_server::config::Switch::On;
+        s.rate_per_second = 2;
+    })
+    .await;
+    let event_id = room_event(&app, 10, -60).await;
+    let fan = app.fan().await;
+    // Set-up calls came from the same address; let its bucket refill.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let joined = fan.post(&format!("/api/v1/events/{event_id}/queue"), json!({})).await;
+    assert_eq!(joined.status, 201);
+    let token = joined.body["queue_token"].as_str().expect("token").to_owned();
+    let mut statuses = Vec::new();
+    for _ in 0..8 {
+        let r = fan.get(&format!("/api/v1/events/{event_id}/queue/{token}")).await;
+        if r.status == 429 {
+            assert!(r.headers.get("retry-after").is_some(), "429 says when to come back");
+        }
+        statuses.push(r.status);
+    }
+    assert!(statuses.contains(&429), "a fan polling at machine speed is slowed down: {statuses:?}");
+    assert!(statuses.iter().all(|s| *s == 200 || *s == 429), "{statuses:?}");
+    app.stop().await;
+}

@@ -25,6 +25,6 @@ pub async fn create_event(
     responses((status = 200, body = AuditReport), (status = 403), (status = 404)))]
 pub async fn audit_event(State(state): State<AppState>, StaffUser(_): StaffUser, IdPath(event_id): IdPath) -> ApiResult<Json<AuditReport>> {
     // 404 for an unknown event rather than an all-zero report.
-    catalogue::event_detail(&state.engine.pool, event_id).await?;
+    state.engine.board.event(event_id).await?;
     Ok(Json(audit::audit(&state.engine.pool, Some(event_id)).await?))
 }
