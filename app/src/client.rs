@@ -153,7 +153,26 @@ mod browser {
         el.class_list().contains("av")
     }
 
-    /// Shows `status` on the seat; returns true if it was available before.
+    thread_local! {
+        /// Seats shown available, for the availability line.
+        static AVAILABLE: Cell<i64> = const { Cell::new(0) };
+    }
+
+    /// Rewrites the availability line under the event's title with the same
+    /// words the server uses (`pages::availability`).
+    fn show_availability() {
+        let Some(line) = document().get_element_by_id("availability") else { return };
+        let total: i64 = line.get_attribute("data-total").and_then(|t| t.parse().ok()).unwrap_or(0);
+        let status = line.get_attribute("data-status").unwrap_or_default();
+        let status = if status == "sold_out" || status == "on_sale" { "on_sale" } else { status.as_str() };
+        let available = AVAILABLE.get();
+        let status = if status == "on_sale" && available == 0 { "sold_out" } else { status };
+        let (text, class) = crate::pages::availability(status, available, total);
+        line.set_text_content(Some(&text));
+        let _ = line.set_attribute("class", &format!("availability {class}"));
+    }
+
+    /// Shows `status` on the seat.
     fn show_status(el: &Element, status: &str) {
         let (class, word) = match status {
             "available" => ("av", None),
@@ -162,6 +181,11 @@ mod browser {
         };
         if el.class_list().contains(class) {
             return;
+        }
+        let was_available = el.class_list().contains("av");
+        if was_available != (class == "av") {
+            AVAILABLE.set(AVAILABLE.get() + if was_available { -1 } else { 1 });
+            show_availability();
         }
         let list = el.class_list();
         let _ = list.remove_3("av", "hd", "sd");
@@ -289,12 +313,22 @@ mod browser {
         }
         p.selected.set(Vec::new());
         set_mine(&hold.seat_ids, true);
+        FEED_ON_MINE.with_borrow_mut(|heard| heard.clear());
         // The server stamped the expiry "now + TTL" a moment ago, which pins
         // its clock to within one network hop.
         p.clock_offset.set_value((hold.expires_at_ms - p.hold_ttl_ms) as f64 - now_ms());
         p.remaining_ms.set(remaining(p, &hold));
         p.say("success", format!("Held: {}. Pay before the timer runs out.", joined(&hold.labels)));
         p.hold.set(Some(hold));
+        // The button that was pressed is gone; continue in the hold panel.
+        set_timeout(
+            || {
+                if let Some(title) = document().get_element_by_id("held-title").and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok()) {
+                    let _ = title.focus();
+                }
+            },
+            std::time::Duration::ZERO,
+        );
     }
 
     fn remaining(p: Picker, hold: &HoldInfo) -> i64 {
@@ -372,14 +406,23 @@ mod browser {
         });
     }
 
-    /// The hold is over (released, expired): its seats are free again.
+    thread_local! {
+        /// What the live feed last said about the fan's own held seats
+        /// (which the map keeps showing as theirs meanwhile).
+        static FEED_ON_MINE: RefCell<std::collections::HashMap<String, String>> = RefCell::default();
+    }
+
+    /// The hold is over (released, expired). Its seats show what the live
+    /// feed said about them since, if anything; otherwise its next word.
     fn let_go(p: Picker, hold: &HoldInfo) {
         set_mine(&hold.seat_ids, false);
-        for id in &hold.seat_ids {
-            if let Some(el) = seat_el(id) {
-                show_status(&el, "available");
+        FEED_ON_MINE.with_borrow_mut(|heard| {
+            for id in &hold.seat_ids {
+                if let (Some(status), Some(el)) = (heard.remove(id), seat_el(id)) {
+                    show_status(&el, &status);
+                }
             }
-        }
+        });
         if let Some(storage) = session_storage() {
             let _ = storage.remove_item(&checkout_key(&hold.hold_id));
         }
@@ -506,30 +549,31 @@ mod browser {
     #[derive(Deserialize)]
     #[serde(tag = "type", rename_all = "snake_case")]
     enum Frame {
-        Snapshot { version: i64, seats: Vec<Entry> },
-        Diff { version: i64, changes: Vec<Entry> },
+        Snapshot { epoch: u32, seq: u64, seats: Vec<Entry> },
+        Diff { epoch: u32, seq: u64, changes: Vec<Entry> },
     }
 
     fn on_frame(p: Picker, text: &str) {
         let Ok(frame) = serde_json::from_str::<Frame>(text) else { return };
-        let (version, entries) = match frame {
-            Frame::Snapshot { version, seats } => (version, seats),
-            Frame::Diff { version, changes } => (version, changes),
+        let (epoch, seq, entries) = match frame {
+            Frame::Snapshot { epoch, seq, seats } => (epoch, seq, seats),
+            Frame::Diff { epoch, seq, changes } => (epoch, seq, changes),
         };
         let mine: Vec<String> = p.hold.with_untracked(|h| h.as_ref().map(|h| h.seat_ids.clone()).unwrap_or_default());
         let mut dropped = Vec::new();
         for e in &entries {
-            // The fan's own held seats stay marked as theirs.
-            if mine.contains(&e.seat_id) && e.status == "held" {
+            // The fan's own held seats stay theirs until sold (a stale
+            // "available" from before the hold must not undo it).
+            if mine.contains(&e.seat_id) && e.status != "sold" {
+                FEED_ON_MINE.with_borrow_mut(|heard| heard.insert(e.seat_id.clone(), e.status.clone()));
                 continue;
             }
             if let Some(label) = apply_status(p, &e.seat_id, &e.status) {
                 dropped.push(label);
             }
         }
-        if version > p.version.get_value() {
-            p.version.set_value(version);
-        }
+        p.epoch.set_value(epoch);
+        p.seq.set_value(seq);
         if !dropped.is_empty() {
             let verb = if dropped.len() == 1 { "was" } else { "were" };
             p.say("error", format!("{} {verb} just taken by someone else and left your selection.", joined(&dropped)));
@@ -540,7 +584,12 @@ mod browser {
         let location = window().location();
         let scheme = if location.protocol().ok().as_deref() == Some("https:") { "wss" } else { "ws" };
         let host = location.host().unwrap_or_default();
-        let url = format!("{scheme}://{host}/api/v1/events/{}/live?since={}", p.event_id.get_value(), p.version.get_value());
+        let url = format!(
+            "{scheme}://{host}/api/v1/events/{}/live?epoch={}&since={}",
+            p.event_id.get_value(),
+            p.epoch.get_value(),
+            p.seq.get_value()
+        );
         let Ok(socket) = WebSocket::new(&url) else {
             return reconnect_later(p, attempt);
         };
@@ -657,6 +706,9 @@ mod browser {
     }
 
     pub fn start_picker(p: Picker, server_now_ms: i64) {
+        if let Ok(seats) = document().query_selector_all("#seat-map circle.seat.av") {
+            AVAILABLE.set(i64::from(seats.length()));
+        }
         // The page was rendered at `server_now_ms`, just before its first
         // byte arrived here: the offset is right to within that latency.
         let first_byte = window().performance().map(|perf| perf.timing().response_start() as f64).filter(|t| *t > 0.0);
@@ -686,7 +738,8 @@ mod browser {
                 if let Some(hold) = p.hold.get_untracked() {
                     let left = remaining(p, &hold);
                     p.remaining_ms.set(left);
-                    if left <= 0 {
+                    // While a payment is in flight its answer decides, not the clock.
+                    if left <= 0 && !p.busy.get_untracked() {
                         expire(p);
                     }
                 }

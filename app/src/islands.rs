@@ -52,8 +52,9 @@ pub struct Picker {
     pub clock_offset: StoredValue<f64>,
     /// `connecting`, `live` or `reconnecting`.
     pub live: RwSignal<&'static str>,
-    /// The newest seat-map version seen.
-    pub version: StoredValue<i64>,
+    /// Where the live feed resumes from: the board's epoch and the last seq seen.
+    pub epoch: StoredValue<u32>,
+    pub seq: StoredValue<u64>,
     pub card: RwSignal<String>,
     pub ready: RwSignal<bool>,
     /// The waiting room's admission token (renewed while the page is open).
@@ -84,7 +85,8 @@ pub fn SeatPicker(props: PickerProps) -> impl IntoView {
         remaining_ms: RwSignal::new(initial_remaining),
         clock_offset: StoredValue::new(0.0),
         live: RwSignal::new("connecting"),
-        version: StoredValue::new(props.version),
+        epoch: StoredValue::new(props.epoch),
+        seq: StoredValue::new(props.seq),
         card: RwSignal::new(TEST_CARDS[0].0.to_owned()),
         ready: RwSignal::new(false),
         admission: StoredValue::new(props.admission_token.clone()),
@@ -134,7 +136,7 @@ pub fn SeatPicker(props: PickerProps) -> impl IntoView {
             {(n > 0).then(|| view! { <p class="total">"Total " <strong>{money(total)}</strong></p> })}
             <button class="primary" id="hold-button" disabled=move || p.busy.get() || p.selected.with(|s| s.is_empty())
                 on:click=move |_| client::hold_selected(p)>
-                {if n == 1 { "Hold 1 seat".to_owned() } else { format!("Hold {n} seats") }}
+                {match n { 0 => "Hold seats".to_owned(), 1 => "Hold 1 seat".to_owned(), n => format!("Hold {n} seats") }}
             </button>
         }
     };
@@ -142,7 +144,9 @@ pub fn SeatPicker(props: PickerProps) -> impl IntoView {
     let hold_view = move |h: HoldInfo| {
         let pay_label = format!("Pay {}", money(h.total_cents));
         view! {
-            <h2>"Held for you"</h2>
+            // Focus lands here after a hold (tabindex -1), so keyboard and
+            // screen-reader users continue in the panel that replaced the button.
+            <h2 id="held-title" tabindex="-1">"Held for you"</h2>
             <p class="countdown">"Time left to pay: "
                 <strong id="countdown" role="timer" aria-live="off">{move || countdown(p.remaining_ms.get())}</strong>
             </p>

@@ -86,7 +86,8 @@ pub async fn load_event_page(event_id: String) -> Result<Option<EventPageData>, 
         tiers: layout.tiers.iter().map(|t| TierInfo { tier: t.tier.clone(), price_cents: t.price_cents }).collect(),
         sections: layout.sections.iter().map(|s| s.name.clone()).collect(),
         svg: crate::seatmap::render(&board),
-        version: board.version,
+        epoch: board.epoch,
+        seq: board.seq,
         signed_in: user.is_some(),
         hold: hold.map(|h| HoldInfo {
             hold_id: h.hold_id.to_string(),
@@ -198,9 +199,13 @@ fn param(name: &'static str) -> String {
     use_params_map().read_untracked().get(name).unwrap_or_default()
 }
 
-/// Where sign-in should return to: only paths on this site.
+/// Where sign-in should return to: only paths on this site (browsers read
+/// `//host`, `/\host` and paths with control characters as other sites).
 fn safe_next(next: Option<String>) -> String {
-    next.filter(|n| n.starts_with('/') && !n.starts_with("//")).unwrap_or_else(|| "/account".to_owned())
+    next.filter(|n| {
+        n.starts_with('/') && !n.starts_with("//") && !n.chars().any(|c| c == '\\' || c.is_control() || c.is_whitespace())
+    })
+    .unwrap_or_else(|| "/account".to_owned())
 }
 
 #[component]
@@ -263,7 +268,9 @@ pub fn EventsPage() -> impl IntoView {
     }
 }
 
-fn availability(status: &str, available: i64, total: i64) -> (String, &'static str) {
+/// The availability line; the seat picker recomputes it with the same words
+/// as seats change (`client::availability_text`).
+pub fn availability(status: &str, available: i64, total: i64) -> (String, &'static str) {
     match status {
         "sold_out" => ("Sold out".to_owned(), "sold-out"),
         "upcoming" => ("On sale soon".to_owned(), "upcoming"),
@@ -330,7 +337,8 @@ fn EventView(data: EventPageData) -> impl IntoView {
         signed_in: data.signed_in,
         max_seats: data.max_seats_per_order,
         tiers: data.tiers.clone(),
-        version: data.version,
+        epoch: data.epoch,
+        seq: data.seq,
         hold: data.hold.clone(),
         server_now_ms: data.server_now_ms,
         admission_token: data.admission_token.clone(),
@@ -342,7 +350,7 @@ fn EventView(data: EventPageData) -> impl IntoView {
             <header class="event-head">
                 <h1>{data.name.clone()}</h1>
                 <p class="meta">{data.venue.clone()} " · " {data.starts_at.clone()}</p>
-                <p class=format!("availability {class}")>{text}</p>
+                <p class=format!("availability {class}") id="availability" data-total=data.seats_total data-status=data.status.clone()>{text}</p>
                 {(data.status == "upcoming").then(|| view! { <p class="notice">"Sale opens " {data.sale_opens_at.clone()} "."</p> })}
             </header>
             <div class="event-body">

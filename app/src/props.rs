@@ -59,7 +59,9 @@ pub struct EventPageData {
     pub sections: Vec<String>,
     /// The seat map, drawn on the server.
     pub svg: String,
-    pub version: i64,
+    /// Where the live feed resumes from (see the seat-map socket).
+    pub epoch: u32,
+    pub seq: u64,
     pub signed_in: bool,
     pub hold: Option<HoldInfo>,
     /// Where to send the fan instead (the waiting room), if anywhere.
@@ -82,7 +84,8 @@ pub struct PickerProps {
     pub signed_in: bool,
     pub max_seats: i32,
     pub tiers: Vec<TierInfo>,
-    pub version: i64,
+    pub epoch: u32,
+    pub seq: u64,
     pub hold: Option<HoldInfo>,
     pub server_now_ms: i64,
     pub admission_token: Option<String>,

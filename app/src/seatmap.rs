@@ -64,8 +64,10 @@ pub fn render(board: &BoardSnapshot) -> String {
     let mut svg = String::with_capacity(layout.seats.len() * 150 + 4096);
     let _ = write!(
         svg,
-        r#"<svg id="seat-map" class="seat-map" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" data-version="{version}" role="group" aria-label="Seat map of {name}: {total} seats, {available} available. Use the arrow keys to move between seats and Enter to select.">"#,
+        r#"<svg id="seat-map" class="seat-map" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" data-version="{version}" data-epoch="{epoch}" data-seq="{seq}" role="group" aria-label="Seat map of {name}: {total} seats, {available} available. Use the arrow keys to move between seats and Enter to select.">"#,
         version = board.version,
+        epoch = board.epoch,
+        seq = board.seq,
         name = html_escape(&layout.name),
         total = layout.seats.len(),
         available = board.seats_available(),

@@ -5,6 +5,7 @@
 
 import {
   expect,
+  request,
   test as base,
   type APIRequestContext,
   type Browser,
@@ -101,8 +102,8 @@ export interface CreatedEvent {
 export class Staff {
   constructor(public readonly api: APIRequestContext) {}
 
-  static async login(playwright: { request: { newContext: (o: object) => Promise<APIRequestContext> } }, baseURL = BASE_A) {
-    const api = await playwright.request.newContext({ baseURL });
+  static async login(baseURL = BASE_A) {
+    const api = await request.newContext({ baseURL });
     const res = await api.post('/api/v1/auth/login', { data: STAFF });
     expect(res.status(), await res.text()).toBe(200);
     return new Staff(api);
@@ -147,7 +148,7 @@ export class Staff {
   }
 }
 
-export interface SeatState {
+interface SeatState {
   seat_id: string;
   status: 'available' | 'held' | 'sold';
 }
@@ -176,6 +177,30 @@ export async function signUpByApi(context: BrowserContext, tag: string, baseURL 
   return { email, name };
 }
 
+/** The seeded demo event (10,000 seats). */
+export async function demoEventId(api: APIRequestContext): Promise<string> {
+  const res = await api.get(`${BASE_A}/api/v1/events`);
+  expect(res.status()).toBe(200);
+  const body = await res.json();
+  const list: { event_id: string; name: string }[] = Array.isArray(body) ? body : body.events;
+  const demo = list.find((e) => e.name === DEMO_EVENT_NAME);
+  expect(demo, 'the seeded demo event is listed').toBeTruthy();
+  return demo!.event_id;
+}
+
+/** A confirmed booking for the fan signed in to `api`, made through the JSON API. */
+export async function bookByApi(api: APIRequestContext, eventId: string, seatIds: string[]): Promise<string> {
+  const hold = await api.post(`/api/v1/events/${eventId}/holds`, { data: { seat_ids: seatIds } });
+  expect(hold.status(), await hold.text()).toBe(201);
+  const { hold_id, hold_token } = await hold.json();
+  const checkout = await api.post(`/api/v1/holds/${hold_id}/checkout`, {
+    data: { hold_token, payment_token: 'tok_visa' },
+    headers: { 'Idempotency-Key': `e2e-${Date.now()}-${Math.random().toString(36).slice(2)}` },
+  });
+  expect(checkout.status(), await checkout.text()).toBe(201);
+  return (await checkout.json()).booking_id;
+}
+
 // ------------------------------------------------------------ page helpers
 
 export function seat(page: Page, seatId: string): Locator {
@@ -196,12 +221,13 @@ export async function waitForPicker(page: Page, live = true) {
   }
 }
 
-/** Waits until the island form on the page listens for submit (it is hydrated). */
+/** Waits until the sign-in/sign-up island form is hydrated (typing into it earlier would be lost). */
 export async function waitForAuthForm(page: Page) {
   await page.waitForFunction(
     () => {
       const form = document.querySelector('form.auth-form') as (HTMLFormElement & { __e2eListens?: Set<string> }) | null;
-      return !!form && !!form.__e2eListens && form.__e2eListens.has('submit');
+      // Newer builds mark the form data-ready="true" once hydrated; any build's form listens for submit then.
+      return !!form && (form.dataset.ready === 'true' || !!form.__e2eListens?.has('submit'));
     },
     undefined,
     { timeout: 20_000 },
@@ -282,8 +308,8 @@ export const test = base.extend<Fixtures>({
     await prepareContext(context, pageErrors);
     await use(context);
   },
-  staff: async ({ playwright }, use) => {
-    const staff = await Staff.login(playwright);
+  staff: async ({}, use) => {
+    const staff = await Staff.login();
     await use(staff);
     await staff.dispose();
   },

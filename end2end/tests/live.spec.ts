@@ -32,10 +32,28 @@ test('two fans race for the same seat: exactly one holds it, the other is told a
   await selectSeats(b.page, [target]);
   await Promise.all([snap(a.page, testInfo, '01-a-selected'), snap(b.page, testInfo, '01-b-selected')]);
 
-  // Both click hold at (nearly) the same moment.
-  await Promise.all([a.page.locator('#hold-button').click(), b.page.locator('#hold-button').click()]);
+  // Both click hold at (nearly) the same moment: the buttons' positions are
+  // found first, so the two real mouse clicks go out back to back, with no
+  // actionability waits between them that could let one fan see the other's
+  // hold before clicking.
+  const centre = async (p: Page) => {
+    const button = p.locator('#hold-button');
+    await expect(button).toBeEnabled();
+    await button.scrollIntoViewIfNeeded();
+    const box = (await button.boundingBox())!;
+    return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+  };
+  const [at, bt] = [await centre(a.page), await centre(b.page)];
+  const holdPost = (p: Page) =>
+    p.waitForResponse((r) => r.url().endsWith(`/events/${eventId}/holds`) && r.request().method() === 'POST');
+  const answers = Promise.all([holdPost(a.page), holdPost(b.page)]);
+  await Promise.all([a.page.mouse.click(at.x, at.y), b.page.mouse.click(bt.x, bt.y)]);
+  // Both requests reached the server: one was granted, the other refused.
+  const statuses = (await answers).map((r) => r.status());
+  expect([...statuses].sort(), 'hold answers').toEqual([201, 409]);
   const results = await Promise.all([outcome(a.page), outcome(b.page)]);
-  expect(results.sort(), 'exactly one fan wins the seat').toEqual(['held', 'refused']);
+  expect([...results].sort(), 'exactly one fan wins the seat').toEqual(['held', 'refused']);
+  expect(results, 'the page that got 201 shows the hold').toEqual(statuses.map((s) => (s === 201 ? 'held' : 'refused')));
   const [winner, loser] = (await a.page.locator('#countdown').isVisible()) ? [a, b] : [b, a];
 
   // The winner holds it.
@@ -164,7 +182,7 @@ test('a hold that runs out expires on screen, and the seats come back live elsew
   expect(secs[secs.length - 1], `the countdown ran down to zero: ${ticks.join(' ')}`).toBeLessThanOrEqual(1);
   // The hold expired on screen when its time was up: not early, and promptly.
   expect(expiredAt - expiresAt, 'expired on screen at the hold\'s expiry time (ms after expires_at)').toBeGreaterThanOrEqual(-300);
-  expect(expiredAt - expiresAt, 'expired on screen at the hold\'s expiry time (ms after expires_at)').toBeLessThanOrEqual(1_500);
+  expect(expiredAt - expiresAt, 'expired on screen at the hold\'s expiry time (ms after expires_at)').toBeLessThanOrEqual(2_500);
 
   await expect(a.page.locator('#countdown')).toHaveCount(0);
   await expect(a.page.locator('#hold-button')).toBeVisible();

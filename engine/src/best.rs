@@ -78,10 +78,18 @@ pub fn pick(rows: &[Vec<RowSeat>], count: usize) -> Option<Vec<String>> {
 /// next-best placements instead of stampeding the same ones again.
 pub async fn hold_best(pool: &sqlx::PgPool, event_id: Uuid, user_id: Uuid, count: usize, tier: &str, admitted: bool) -> Result<Hold> {
     if count == 0 || count > crate::holds::MAX_SEAT_IDS_PER_REQUEST {
-        return Err(EngineError::invalid("count must be at least 1"));
+        return Err(EngineError::invalid(format!("count must be 1 to {}", crate::holds::MAX_SEAT_IDS_PER_REQUEST)));
     }
     if tier.is_empty() || tier.len() > crate::catalogue::MAX_LABEL_LEN {
         return Err(EngineError::invalid("tier must be 1 to 16 characters"));
+    }
+    // Refused callers cost no scan of the seats.
+    let rules = crate::catalogue::event_rules(pool, event_id).await?;
+    if rules.waiting_room_enabled && !admitted {
+        return Err(EngineError::NotAdmitted);
+    }
+    if rules.sale_opens_at > chrono::Utc::now() {
+        return Err(EngineError::SaleNotOpen);
     }
     let mut attempt = 0;
     loop {

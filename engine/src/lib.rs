@@ -65,15 +65,23 @@ pub struct Engine {
     pub board: Arc<live::SeatBoard>,
     /// This instance's fan-out of waiting-room admission rounds.
     pub queue_feed: Arc<queue::QueueFeed>,
-    /// Batches concurrent queue joins; started on first use.
-    joiner: Arc<std::sync::OnceLock<queue::Joiner>>,
+    /// Batches concurrent queue joins; started on first use (and again if
+    /// its task ever ended).
+    joiner: Arc<std::sync::Mutex<Option<Arc<queue::Joiner>>>>,
 }
 
 impl Engine {
     /// Joins the fan to the event's waiting room (joins arriving together
     /// share one database call).
     pub async fn join_queue(&self, event_id: uuid::Uuid, user_id: uuid::Uuid) -> error::Result<String> {
-        self.joiner.get_or_init(|| queue::Joiner::start(self.pool.clone())).join(event_id, user_id).await
+        let joiner = {
+            let mut slot = self.joiner.lock().unwrap_or_else(|e| e.into_inner());
+            match slot.as_ref() {
+                Some(joiner) if joiner.is_running() => joiner.clone(),
+                _ => slot.insert(Arc::new(queue::Joiner::start(self.pool.clone()))).clone(),
+            }
+        };
+        joiner.join(event_id, user_id).await
     }
 
     pub fn new(pool: sqlx::PgPool, provider: Arc<dyn PaymentProvider>, settings: EngineSettings) -> Self {

@@ -10,9 +10,13 @@
 //!
 //! Ordering: notifications of different transactions may arrive in any order
 //! relative to a snapshot being loaded, so every seat carries its version and
-//! a change is applied only if it is newer than what the board has. When the
-//! listening connection is lost, changes may have been missed: the board
-//! reloads every event it holds and tells viewers to take a fresh snapshot.
+//! a change is applied only if it is newer than what the board has. Versions
+//! are taken when a statement runs, not when it commits, so they cannot tell
+//! a viewer what it has missed; for that each board numbers the changes it
+//! applies (`seq`, in arrival order) under a random per-process `epoch`, and
+//! a reconnecting viewer names the `(epoch, seq)` it has. When the listening
+//! connection is lost, changes may have been missed: the board reloads every
+//! event it holds and tells viewers to take a fresh snapshot.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -107,6 +111,8 @@ struct SeatCell {
     state: SeatState,
     version: i64,
     hold_expires_ms: Option<i64>,
+    /// The board's `seq` when this cell last changed.
+    seq: u64,
 }
 
 impl SeatCell {
@@ -140,6 +146,8 @@ struct Cells {
     /// Changes heard before the first load finished; merged by version.
     early: Vec<Change>,
     version: i64,
+    /// Changes applied so far, in arrival order.
+    seq: u64,
 }
 
 /// What viewers of an event are sent as seats change.
@@ -154,6 +162,7 @@ pub enum FeedMessage {
 /// One event's live seat map on this instance.
 pub struct LiveEvent {
     event_id: Uuid,
+    epoch: u32,
     layout: OnceCell<Arc<EventLayout>>,
     cells: RwLock<Cells>,
     feed: broadcast::Sender<FeedMessage>,
@@ -172,11 +181,13 @@ struct ChangeEntry<'a> {
     version: i64,
 }
 
+/// `version` is the newest seat version (the contract's); `epoch` and `seq`
+/// are what a viewer hands back to resume (`?epoch=…&since=…`).
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Frame<'a> {
-    Snapshot { version: i64, seats: Vec<SeatStatusEntry<'a>> },
-    Diff { version: i64, changes: Vec<ChangeEntry<'a>> },
+    Snapshot { version: i64, epoch: u32, seq: u64, seats: Vec<SeatStatusEntry<'a>> },
+    Diff { version: i64, epoch: u32, seq: u64, changes: Vec<ChangeEntry<'a>> },
 }
 
 /// A consistent copy of an event's seat map at one moment.
@@ -186,6 +197,9 @@ pub struct BoardSnapshot {
     /// Aligned with `layout.seats`.
     pub statuses: Vec<SeatStatus>,
     pub version: i64,
+    /// Where a viewer of this snapshot resumes the live feed from.
+    pub epoch: u32,
+    pub seq: u64,
     pub taken_at: DateTime<Utc>,
 }
 
@@ -258,9 +272,9 @@ impl BoardSnapshot {
 }
 
 impl LiveEvent {
-    fn new(event_id: Uuid) -> Self {
+    fn new(event_id: Uuid, epoch: u32) -> Self {
         let (feed, _) = broadcast::channel(FEED_CAPACITY);
-        Self { event_id, layout: OnceCell::new(), cells: RwLock::new(Cells::default()), feed }
+        Self { event_id, epoch, layout: OnceCell::new(), cells: RwLock::new(Cells::default()), feed }
     }
 
     pub fn event_id(&self) -> Uuid {
@@ -288,29 +302,34 @@ impl LiveEvent {
         Some(BoardSnapshot {
             statuses: cells.seats.iter().map(|c| c.status(now_ms)).collect(),
             version: cells.version,
+            epoch: self.epoch,
+            seq: cells.seq,
             layout,
             taken_at: now,
         })
     }
 
-    /// The WebSocket snapshot frame. With `since`, only seats that may look
-    /// different to a viewer who already has the map at that version: those
-    /// changed after it, and held seats whose lease has lapsed meanwhile.
-    pub fn snapshot_frame(&self, since: Option<i64>) -> Option<String> {
+    /// The WebSocket snapshot frame. With `since` (an epoch and seq this
+    /// board handed out), only seats that may look different to a viewer who
+    /// has the map as of then: those changed after it, and held seats whose
+    /// lease has lapsed meanwhile. A `since` from another epoch (another
+    /// process, or before a restart) gets the whole map.
+    pub fn snapshot_frame(&self, since: Option<(u32, u64)>) -> Option<String> {
         let layout = self.layout.get()?;
         let now_ms = Utc::now().timestamp_millis();
         let cells = self.cells.read().unwrap_or_else(|e| e.into_inner());
+        let since = since.and_then(|(epoch, seq)| (epoch == self.epoch && seq <= cells.seq).then_some(seq));
         let seats = cells
             .seats
             .iter()
             .enumerate()
             .filter(|(_, c)| match since {
                 None => true,
-                Some(v) => c.version > v || (c.state == SeatState::Held && c.hold_expires_ms.is_some_and(|t| t <= now_ms)),
+                Some(seq) => c.seq > seq || (c.state == SeatState::Held && c.hold_expires_ms.is_some_and(|t| t <= now_ms)),
             })
             .map(|(i, c)| SeatStatusEntry { seat_id: &layout.seats[i].seat_id, status: c.status(now_ms) })
             .collect();
-        serde_json::to_string(&Frame::Snapshot { version: cells.version, seats }).ok()
+        serde_json::to_string(&Frame::Snapshot { version: cells.version, epoch: self.epoch, seq: cells.seq, seats }).ok()
     }
 
     /// Applies one notification's changes and tells viewers about the seats
@@ -322,21 +341,24 @@ impl LiveEvent {
             cells.early.extend(changes);
             return;
         };
-        let mut visible = Vec::new();
+        // Every change that moves a seat forward is sent, even if its status
+        // looks the same (a lapsed hold taken again reads "held" to anyone
+        // who last saw "held", but "available" to anyone who loaded after
+        // the lapse); viewers ignore what they already show.
+        let mut changed = Vec::new();
         for change in changes {
-            if let Some((i, before, after, version)) = cells.merge(&layout, change, now_ms) {
-                if before != after {
-                    visible.push(ChangeEntry { seat_id: &layout.seats[i].seat_id, status: after, version });
-                }
+            if let Some((i, status, version)) = cells.merge(&layout, change, now_ms) {
+                changed.push(ChangeEntry { seat_id: &layout.seats[i].seat_id, status, version });
             }
         }
-        if visible.is_empty() || self.feed.receiver_count() == 0 {
+        if changed.is_empty() || self.feed.receiver_count() == 0 {
             return;
         }
         // Sent under the lock: a viewer subscribes before it reads its
         // snapshot, so every diff it receives is either in that snapshot
         // (and replays harmlessly, in order) or newer.
-        if let Ok(text) = serde_json::to_string(&Frame::Diff { version: cells.version, changes: visible }) {
+        let frame = Frame::Diff { version: cells.version, epoch: self.epoch, seq: cells.seq, changes: changed };
+        if let Ok(text) = serde_json::to_string(&frame) {
             let _ = self.feed.send(FeedMessage::Diff(text.into()));
         }
     }
@@ -346,12 +368,13 @@ impl LiveEvent {
     fn install(&self, layout: &Arc<EventLayout>, rows: Vec<(usize, SeatCell)>) {
         let mut cells = self.cells.write().unwrap_or_else(|e| e.into_inner());
         if cells.seats.len() != layout.seats.len() {
-            cells.seats = vec![SeatCell { state: SeatState::Available, version: 0, hold_expires_ms: None }; layout.seats.len()];
+            cells.seats = vec![SeatCell { state: SeatState::Available, version: 0, hold_expires_ms: None, seq: 0 }; layout.seats.len()];
         }
         // A reload races the changes heard meanwhile: keep the newer of each.
         for (i, cell) in rows {
             if cell.version > cells.seats[i].version {
-                cells.seats[i] = cell;
+                cells.seq += 1;
+                cells.seats[i] = SeatCell { seq: cells.seq, ..cell };
             }
         }
         cells.version = cells.seats.iter().map(|c| c.version).max().unwrap_or(0);
@@ -365,21 +388,20 @@ impl LiveEvent {
 
 impl Cells {
     /// Takes `change` if it is newer than the seat's version; returns the
-    /// seat, its visible status before and after, and the version.
-    fn merge(&mut self, layout: &EventLayout, change: Change, now_ms: i64) -> Option<(usize, SeatStatus, SeatStatus, i64)> {
+    /// seat, its status now and the version.
+    fn merge(&mut self, layout: &EventLayout, change: Change, now_ms: i64) -> Option<(usize, SeatStatus, i64)> {
         let Change(seat_id, version, state, hold_expires_ms) = change;
         let i = layout.seat_index(&seat_id)?;
+        let seq = self.seq + 1;
         let cell = self.seats.get_mut(i)?;
         if version <= cell.version {
             return None;
         }
-        // Compare with what viewers were last told, which knows nothing of a
-        // lease that lapsed since: the reaper's sweep of a lapsed hold must
-        // still reach them as "available".
-        let before = cell.status(i64::MIN);
-        *cell = SeatCell { state, version, hold_expires_ms };
+        *cell = SeatCell { state, version, hold_expires_ms, seq };
+        let status = cell.status(now_ms);
+        self.seq = seq;
         self.version = self.version.max(version);
-        Some((i, before, cell.status(now_ms), version))
+        Some((i, status, version))
     }
 }
 
@@ -388,11 +410,22 @@ pub struct SeatBoard {
     pool: sqlx::PgPool,
     events: Mutex<HashMap<Uuid, Arc<LiveEvent>>>,
     loads: AtomicU64,
+    /// Random per process: a viewer's `seq` means nothing to another board.
+    epoch: u32,
+    /// Bumped whenever the listener (re)connects; a load that started under
+    /// an older generation may have missed changes and is redone.
+    generation: AtomicU64,
 }
 
 impl SeatBoard {
     pub fn new(pool: sqlx::PgPool) -> Self {
-        Self { pool, events: Mutex::new(HashMap::new()), loads: AtomicU64::new(0) }
+        Self {
+            pool,
+            events: Mutex::new(HashMap::new()),
+            loads: AtomicU64::new(0),
+            epoch: rand::random(),
+            generation: AtomicU64::new(0),
+        }
     }
 
     /// How many times an event's seats were read from the database (tests
@@ -407,18 +440,21 @@ impl SeatBoard {
     pub async fn event(&self, event_id: Uuid) -> Result<Arc<LiveEvent>> {
         let live = {
             let mut events = self.events.lock().unwrap_or_else(|e| e.into_inner());
-            events.entry(event_id).or_insert_with(|| Arc::new(LiveEvent::new(event_id))).clone()
+            events.entry(event_id).or_insert_with(|| Arc::new(LiveEvent::new(event_id, self.epoch))).clone()
         };
         let loaded = live.layout.get_or_try_init(|| self.load(&live)).await;
         match loaded {
             Ok(_) => Ok(live),
-            Err(e) => {
+            // An unknown event leaves nothing behind. (Other errors keep the
+            // entry: whoever waits on it retries the load.)
+            Err(EngineError::NotFound) => {
                 let mut events = self.events.lock().unwrap_or_else(|e| e.into_inner());
                 if events.get(&event_id).is_some_and(|l| Arc::ptr_eq(l, &live) && live.layout.get().is_none()) {
                     events.remove(&event_id);
                 }
-                Err(e)
+                Err(EngineError::NotFound)
             }
+            Err(e) => Err(e),
         }
     }
 
@@ -427,11 +463,18 @@ impl SeatBoard {
     }
 
     async fn load(&self, live: &LiveEvent) -> Result<Arc<EventLayout>> {
-        self.loads.fetch_add(1, Ordering::Relaxed);
-        let (layout, rows) = load_event(&self.pool, live.event_id).await?;
-        let layout = Arc::new(layout);
-        live.install(&layout, rows);
-        Ok(layout)
+        loop {
+            let generation = self.generation.load(Ordering::Acquire);
+            self.loads.fetch_add(1, Ordering::Relaxed);
+            let (layout, rows) = load_event(&self.pool, live.event_id).await?;
+            let layout = Arc::new(layout);
+            live.install(&layout, rows);
+            // The listener reconnected while we read: what we read may
+            // predate changes nobody heard. Read again.
+            if self.generation.load(Ordering::Acquire) == generation {
+                return Ok(layout);
+            }
+        }
     }
 
     /// Applies one `frontrow_seats` payload.
@@ -448,18 +491,20 @@ impl SeatBoard {
 
     /// Reloads every loaded event from the database and tells its viewers to
     /// resynchronise: used after changes may have been missed.
-    pub async fn resync_all(&self) {
+    ///
+    /// An error means some event could not be reloaded; the caller starts
+    /// over (reconnects and resyncs again).
+    pub async fn resync_all(&self) -> Result<()> {
+        self.generation.fetch_add(1, Ordering::AcqRel);
         let events: Vec<Arc<LiveEvent>> = self.events.lock().unwrap_or_else(|e| e.into_inner()).values().cloned().collect();
         for live in events {
+            // Still loading: that load notices the new generation and redoes itself.
             let Some(layout) = live.layout.get() else { continue };
-            match load_event(&self.pool, live.event_id).await {
-                Ok((_, rows)) => {
-                    live.install(layout, rows);
-                    let _ = live.feed.send(FeedMessage::Resync);
-                }
-                Err(e) => tracing::warn!(event_id = %live.event_id, error = %e, "seat map reload failed"),
-            }
+            let (_, rows) = load_event(&self.pool, live.event_id).await?;
+            live.install(layout, rows);
+            let _ = live.feed.send(FeedMessage::Resync);
         }
+        Ok(())
     }
 }
 
@@ -514,7 +559,7 @@ async fn load_event(pool: &sqlx::PgPool, event_id: Uuid) -> Result<(EventLayout,
             tier_index: tier_index.get(r.tier.as_str()).copied().unwrap_or(0),
             price_cents: r.price_cents,
         });
-        cells.push((i, SeatCell { state: r.state, version: r.version, hold_expires_ms: r.hold_expires_ms }));
+        cells.push((i, SeatCell { state: r.state, version: r.version, hold_expires_ms: r.hold_expires_ms, seq: 0 }));
     }
     let layout = EventLayout {
         event_id,
@@ -543,7 +588,10 @@ pub async fn listen(board: Arc<SeatBoard>, queue_feed: Arc<QueueFeed>, stop: imp
         let session = async {
             let mut listener = PgListener::connect_with(&board.pool).await?;
             listener.listen_all([CHANNEL, crate::queue::CHANNEL]).await?;
-            board.resync_all().await;
+            board.resync_all().await.map_err(|e| match e {
+                EngineError::Database(e) => e,
+                other => sqlx::Error::Protocol(other.to_string()),
+            })?;
             loop {
                 // `None`: the connection dropped and notifications may be lost.
                 match listener.try_recv().await? {

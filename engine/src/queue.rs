@@ -118,6 +118,10 @@ impl Joiner {
         Self { requests }
     }
 
+    pub fn is_running(&self) -> bool {
+        !self.requests.is_closed()
+    }
+
     /// Joins the fan to the event's queue (again: same place, same token).
     pub async fn join(&self, event_id: Uuid, user_id: Uuid) -> Result<String> {
         let (reply, answer) = oneshot::channel();
@@ -469,6 +473,14 @@ pub async fn entry(pool: &sqlx::PgPool, event_id: Uuid, queue_token: &str) -> Re
     .await?
     .ok_or(EngineError::NotFound)?;
     Ok((row.ticket, row.admitted))
+}
+
+/// Whose queue entry the token is.
+pub async fn owner(pool: &sqlx::PgPool, event_id: Uuid, queue_token: &str) -> Result<Uuid> {
+    sqlx::query_scalar!("SELECT user_id FROM queue_entries WHERE event_id = $1 AND queue_token = $2", event_id, queue_token)
+        .fetch_optional(pool)
+        .await?
+        .ok_or(EngineError::NotFound)
 }
 
 /// Whether the event's waiting room is on (read fresh: staff can switch it).

@@ -83,6 +83,11 @@ pub struct Application {
 impl Application {
     /// Binds the listener (port 0 picks a free one) and wires everything up.
     pub async fn build(settings: ServeArgs, pool: PgPool) -> Result<Self> {
+        // An empty key would let anyone forge admission tokens.
+        anyhow::ensure!(
+            settings.secret.as_deref().is_some_and(|s| s.len() >= 16),
+            "FRONTROW_SECRET must be set to at least 16 characters (or left unset for a generated one)"
+        );
         let engine_settings = EngineSettings {
             checkout_wait: settings.checkout_wait(),
             payment_grace: Duration::from_secs(settings.payment_grace_secs),

@@ -123,21 +123,26 @@ async fn a_lapsed_hold_is_free_at_once_and_announced_when_swept() {
 }
 
 #[tokio::test]
-async fn a_viewer_with_a_version_gets_only_what_changed_since() {
+async fn a_viewer_resuming_from_its_seq_gets_only_what_changed_since() {
     let app = spawn_app().await;
     let event_id = app.event(2, 10, 300, 6).await;
     let (_, snapshot) = viewer(&app, event_id, "").await;
-    let version = snapshot["version"].as_i64().expect("version");
+    let (epoch, seq) = (snapshot["epoch"].as_u64().expect("epoch"), snapshot["seq"].as_u64().expect("seq"));
     let fan = app.fan().await;
     assert_eq!(fan.hold(event_id, &["A-2-7"]).await.status, 201);
     let (_, partial) = eventually(5, "the change to be in memory", || async {
-        let (socket, partial) = viewer(&app, event_id, &format!("?since={version}")).await;
+        let (socket, partial) = viewer(&app, event_id, &format!("?epoch={epoch}&since={seq}")).await;
         (partial["seats"].as_array().map_or(0, Vec::len) == 1).then_some((socket, partial))
     })
     .await;
     assert_eq!(partial["seats"][0]["seat_id"], "A-2-7");
     assert_eq!(partial["seats"][0]["status"], "held");
-    assert!(partial["version"].as_i64().expect("version") > version);
+    assert!(partial["seq"].as_u64().expect("seq") > seq);
+    assert!(partial["version"].as_i64().expect("version") > snapshot["version"].as_i64().expect("version"));
+
+    // A seq from another process (another epoch) means nothing here: the whole map.
+    let (_, whole) = viewer(&app, event_id, &format!("?epoch={}&since={seq}", epoch as u32 ^ 1)).await;
+    assert_eq!(whole["seats"].as_array().map_or(0, Vec::len), 20);
     app.stop().await;
 }
 

@@ -17,9 +17,11 @@ use crate::state::AppState;
 
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct LiveQuery {
-    /// The seat-map version the viewer already has (from a server-rendered
-    /// page): the first snapshot then lists only seats that may differ.
-    pub since: Option<i64>,
+    /// With `epoch`: the `seq` of the last frame (or server-rendered page)
+    /// the viewer has; the first snapshot then lists only seats that may
+    /// differ. From another epoch the whole map is sent.
+    pub since: Option<u64>,
+    pub epoch: Option<u32>,
 }
 
 #[utoipa::path(get, path = "/api/v1/events/{event_id}/live", params(("event_id" = String, Path), LiveQuery),
@@ -33,10 +35,11 @@ pub async fn live(
     // Unknown events are refused before the upgrade, as a plain 404.
     let event = state.engine.board.event(event_id).await?;
     let shutdown = state.shutdown.clone();
-    Ok(upgrade.on_upgrade(move |socket| serve_viewer(socket, event, query.since, shutdown)))
+    let since = query.epoch.zip(query.since);
+    Ok(upgrade.on_upgrade(move |socket| serve_viewer(socket, event, since, shutdown)))
 }
 
-async fn serve_viewer(mut socket: WebSocket, event: Arc<LiveEvent>, since: Option<i64>, shutdown: CancellationToken) {
+async fn serve_viewer(mut socket: WebSocket, event: Arc<LiveEvent>, since: Option<(u32, u64)>, shutdown: CancellationToken) {
     metrics::gauge!("frontrow_live_viewers").increment(1.0);
     // Subscribe first, then snapshot: nothing can fall between the two.
     let mut feed = event.subscribe();

@@ -71,7 +71,7 @@ pub async fn join(
     limit_fan(&state, &user)?;
     let token = state.engine.join_queue(event_id, user.user_id).await?;
     session.insert(&queue_session_key(&event_id.simple().to_string()), &token).await.map_err(ApiError::internal)?;
-    let view = view(&state, &session, event_id, &token).await?;
+    let view = view(&state, &session, &user, event_id, &token).await?;
     Ok((StatusCode::CREATED, Json(view)))
 }
 
@@ -88,14 +88,20 @@ pub async fn status(
     if queue_token.len() > 64 {
         return Err(ApiError::not_found());
     }
-    Ok(Json(view(&state, &session, event_id, &queue_token).await?))
+    Ok(Json(view(&state, &session, &user, event_id, &queue_token).await?))
 }
 
 /// The fan's standing; an admitted fan's token is also kept in the session
 /// for the server-rendered seat map.
-async fn view(state: &AppState, session: &Session, event_id: Uuid, queue_token: &str) -> ApiResult<QueueView> {
+async fn view(state: &AppState, session: &Session, user: &User, event_id: Uuid, queue_token: &str) -> ApiResult<QueueView> {
     let remaining = state.engine.board.snapshot(event_id).await?.seats_available();
     let binding = session_binding(session).await?;
+    let owner = queue::owner(&state.engine.pool, event_id, queue_token).await?;
+    // Someone else's token (it travels in URLs) reads as unknown: no peeking
+    // at their place, no renewing their admission.
+    if owner != user.user_id {
+        return Err(ApiError::not_found());
+    }
     let (_, view) = queue::status(&state.engine.pool, secret(state), event_id, queue_token, &binding, remaining).await?;
     if let Some(token) = &view.admission_token {
         session.insert(&admission_session_key(&event_id.simple().to_string()), token).await.map_err(ApiError::internal)?;

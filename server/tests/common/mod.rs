@@ -69,7 +69,7 @@ pub fn test_settings() -> ServeArgs {
     s.checkout_wait_ms = 2000;
     s.sim_slow_ms = 1000;
     s.site_root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/site");
-    s.secret = Some("test-secret".into());
+    s.secret = Some("test-secret-long-enough-to-sign".into());
     s
 }
 

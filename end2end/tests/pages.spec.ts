@@ -1,0 +1,31 @@
+import path from 'node:path';
+import { demoEventId, expect, openEvent, snap, test, waitForClickHandler } from './helpers';
+
+test('signing out from My bookings ends the session', async ({ newFan }, testInfo) => {
+  const { page } = await newFan('sign-out');
+  await page.goto('/account');
+  await expect(page.getByRole('heading', { name: 'My bookings' })).toBeVisible();
+  await expect(page.locator('.account .notice')).toContainText('No bookings yet.');
+  const signOut = page.getByRole('button', { name: 'Sign out' });
+  await waitForClickHandler(signOut);
+  await signOut.click();
+  await expect(page).toHaveURL('/');
+  await expect(page.locator('.site-header').getByRole('link', { name: 'Sign in' })).toBeVisible();
+  expect((await page.request.get('/api/v1/me')).status()).toBe(401);
+  // My bookings now asks to sign in first.
+  await page.goto('/account');
+  await expect(page).toHaveURL('/signin?next=/account');
+  await snap(page, testInfo, 'signed-out');
+});
+
+test('the demo event seat map renders every seat (README screenshot)', async ({ newFan }, testInfo) => {
+  const { page } = await newFan('readme');
+  const eventId = await demoEventId(page.request);
+  const seats = await (await page.request.get(`/api/v1/events/${eventId}/seats`)).json();
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await openEvent(page, eventId);
+  await expect(page.locator('#seat-map circle.seat')).toHaveCount(seats.seats.length);
+  expect(seats.seats.length).toBeGreaterThanOrEqual(10_000);
+  await expect(page.locator('#seat-map g.section').first()).toBeVisible();
+  await page.screenshot({ path: path.join(testInfo.project.outputDir, 'seat-map.png'), fullPage: true });
+});
