@@ -21,7 +21,7 @@ async fn start_server(database_url: &str, failpoint: Option<&str>) -> Server {
         .env("DATABASE_URL", database_url)
         .env("FRONTROW_ADDR", format!("127.0.0.1:{port}"))
         .env("FRONTROW_RATE_LIMITS", "off")
-        .env("FRONTROW_SECRET", "crash-test")
+        .env("FRONTROW_SECRET", "crash-test-secret-of-some-length")
         .env("RUST_LOG", "warn")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
