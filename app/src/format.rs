@@ -19,6 +19,19 @@ pub fn countdown(ms: i64) -> String {
     format!("{}:{:02}", secs / 60, secs % 60)
 }
 
+/// The availability line of an event, and its style class; the server and
+/// the seat picker (as seats change live) say it in the same words.
+pub fn availability(status: &str, available: i64, total: i64) -> (String, &'static str) {
+    match status {
+        "sold_out" => ("Sold out".to_owned(), "sold-out"),
+        "scheduled" => ("On sale soon".to_owned(), "upcoming"),
+        "past" => ("Event over".to_owned(), "past"),
+        "cancelled" => ("Cancelled".to_owned(), "cancelled"),
+        _ if available * 10 < total => (format!("Selling fast: {available} left"), "selling-fast"),
+        _ => (format!("{available} of {total} seats available"), "available"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

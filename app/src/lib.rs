@@ -4,43 +4,27 @@
 //! downloads the code for the seat picker, not for the whole site.
 #![recursion_limit = "256"]
 
-mod client;
+pub mod actions;
+pub mod client;
 pub mod format;
 pub mod islands;
+pub mod links;
 pub mod pages;
 pub mod props;
 #[cfg(feature = "ssr")]
+pub mod seatmap;
+#[cfg(feature = "ssr")]
 pub mod server;
 #[cfg(feature = "ssr")]
-pub mod seatmap;
+pub mod session;
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 use leptos_router::components::{Route, Router, Routes};
 use leptos_router::{path, SsrMode};
 
+pub use frontrow_model::AppError;
 use pages::{AccountPage, BookingPage, CheckoutPage, EventPage, EventsPage, SignInPage, SignUpPage};
-
-/// The session key holding the signed-in user's id (shared with the JSON API).
-pub const SESSION_USER_KEY: &str = "user_id";
-
-/// The session key of the random value admission tokens are bound to.
-pub const ADMISSION_BINDING_KEY: &str = "admission_binding";
-
-/// Session key of the fan's current admission token for an event, so the
-/// server-rendered seat map can hand it to the seat picker.
-pub fn admission_session_key(event_id: &str) -> String {
-    format!("admission:{event_id}")
-}
-
-/// Session key of the fan's queue token for an event (to renew admission).
-pub fn queue_session_key(event_id: &str) -> String {
-    format!("queue:{event_id}")
-}
-
-/// The secret admission tokens are signed with, given to server functions.
-#[derive(Clone)]
-pub struct AdmissionSecret(pub std::sync::Arc<str>);
 
 /// The HTML document around the app (server side only renders it).
 pub fn shell(options: LeptosOptions) -> impl IntoView {

@@ -1,96 +1,68 @@
-//! Pages. These components run only on the server (islands mode); the data
+//! Pages. These components run only on the server (islands mode); their data
 //! comes from server functions, called directly during the render. The
 //! interactive parts are the islands in [`crate::islands`].
 
+use frontrow_model::{AppError, BookingStatus, CheckoutStatus, CheckoutView, EventStatus, EventSummary, Role, TicketState, TierPrice, User};
 use leptos::prelude::*;
+use leptos::server_fn::error::ServerFnUrlError;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
-use crate::format::money;
+use crate::format::{availability, money};
 use crate::islands::{AuthForm, CheckoutWatcher, MapTools, SeatPicker, SignOutButton};
+use crate::links::safe_next;
 use crate::props::*;
 
 #[server(prefix = "/_app")]
-pub async fn load_viewer() -> Result<Option<Viewer>, ServerFnError> {
-    use frontrow_engine::model::Role;
-    Ok(crate::server::current_user().await?.map(|u| Viewer {
-        name: u.name,
-        email: u.email,
-        is_staff: matches!(u.role, Role::Staff | Role::Admin),
-    }))
+pub async fn load_viewer() -> Result<Option<User>, AppError> {
+    crate::server::viewer().await
 }
 
 #[server(prefix = "/_app")]
-pub async fn load_events() -> Result<Vec<EventCard>, ServerFnError> {
-    use crate::server::{engine, internal};
-    let events = frontrow_engine::catalogue::list_events(&engine()?.pool).await.map_err(internal)?;
-    Ok(events
-        .into_iter()
-        .map(|e| EventCard {
-            event_id: e.event_id.to_string(),
-            name: e.name,
-            venue: e.venue,
-            starts_at: e.starts_at.format("%a %e %b %Y, %H:%M UTC").to_string(),
-            status: e.status,
-            seats_available: e.seats_available,
-            seats_total: e.seats_total,
-            price_min_cents: e.price_min_cents,
-            price_max_cents: e.price_max_cents,
-        })
-        .collect())
+pub async fn load_events() -> Result<Vec<EventSummary>, AppError> {
+    Ok(crate::server::engine()?.events().await?)
 }
 
 /// The event page's data, all from this instance's live seat map except the
 /// fan's own hold.
 #[server(prefix = "/_app")]
-pub async fn load_event_page(event_id: String) -> Result<Option<EventPageData>, ServerFnError> {
-    use crate::server::{current_user, engine, internal};
+pub async fn load_event_page(event_id: String) -> Result<Option<EventPageData>, AppError> {
+    use crate::server::{engine, request_session};
     use frontrow_engine::EngineError;
     let Ok(id) = event_id.parse::<uuid::Uuid>() else { return Ok(None) };
-    let engine = engine()?;
-    let board = match engine.board.snapshot(id).await {
-        Ok(board) => board,
-        Err(EngineError::NotFound) => return Ok(None),
-        Err(e) => return Err(internal(e)),
+    let (engine, session) = (engine()?, request_session().await?);
+    let board = match engine.board().snapshot(id).await {
+        Ok(board) if board.layout.event.published => board,
+        Ok(_) | Err(EngineError::NotFound) => return Ok(None),
+        Err(e) => return Err(e.into()),
     };
-    let user = current_user().await?;
+    let user = crate::session::current_user(&session, &engine).await?;
+    let layout = &board.layout;
     // With the waiting room on, only admitted fans see the map.
     let mut admission = None;
     let mut gate = None;
-    if frontrow_engine::queue::room_enabled(&engine.pool, id).await.map_err(internal)? {
+    if layout.event.waiting_room_enabled {
         match &user {
             None => gate = Some(format!("/signin?next=/events/{id}/queue")),
-            Some(u) => match crate::server::session_admission(id, u.user_id).await? {
+            Some(u) => match crate::session::stored_admission(&session, &engine, id, u.user_id).await? {
                 Some(found) => admission = Some(found),
                 None => gate = Some(format!("/events/{id}/queue")),
             },
         }
     }
     let hold = match &user {
-        Some(u) => frontrow_engine::holds::active_hold(&engine.pool, u.user_id, id).await.map_err(internal)?,
+        Some(u) => engine.active_hold(u.user_id, id).await?,
         None => None,
     };
-    let layout = &board.layout;
-    let summary = board.summary();
     Ok(Some(EventPageData {
-        event_id: id.to_string(),
-        name: layout.name.clone(),
-        venue: layout.venue.clone(),
-        starts_at: layout.starts_at.format("%A %e %B %Y, %H:%M UTC").to_string(),
-        status: summary.status,
-        sale_opens_at: layout.sale_opens_at.format("%e %B %Y, %H:%M UTC").to_string(),
-        seats_available: summary.seats_available,
-        seats_total: summary.seats_total,
-        max_seats_per_order: layout.max_seats_per_order,
-        hold_ttl_seconds: layout.hold_ttl_seconds,
-        tiers: layout.tiers.iter().map(|t| TierInfo { tier: t.tier.clone(), price_cents: t.price_cents }).collect(),
+        summary: board.summary(),
         sections: layout.sections.iter().map(|s| s.name.clone()).collect(),
         svg: crate::seatmap::render(&board),
         epoch: board.epoch,
         seq: board.seq,
         signed_in: user.is_some(),
         hold: hold.map(|h| HoldInfo {
-            hold_id: h.hold_id.to_string(),
+            hold_id: h.hold_id,
             labels: h.seat_ids.iter().map(|s| layout.seat_index(s).map_or_else(|| s.clone(), |i| layout.seat_label(i))).collect(),
             hold_token: h.hold_token,
             seat_ids: h.seat_ids,
@@ -105,92 +77,63 @@ pub async fn load_event_page(event_id: String) -> Result<Option<EventPageData>, 
 }
 
 #[server(prefix = "/_app")]
-pub async fn load_booking(booking_id: String) -> Result<Option<BookingView>, ServerFnError> {
-    use crate::server::{current_user, engine, internal, qr_svg};
+pub async fn load_booking(booking_id: String) -> Result<Option<BookingView>, AppError> {
+    use crate::server::{engine, qr_svg, viewer};
     use frontrow_engine::EngineError;
-    let Some(user) = current_user().await? else { return Ok(None) };
+    let Some(user) = viewer().await? else { return Ok(None) };
     let Ok(id) = booking_id.parse::<uuid::Uuid>() else { return Ok(None) };
     let engine = engine()?;
-    let booking = match frontrow_engine::checkout::booking_for(&engine.pool, id, user.user_id, user.role.is_staff()).await {
+    let booking = match engine.booking_for(&user, id).await {
         Ok(b) => b,
         Err(EngineError::NotFound) => return Ok(None),
-        Err(e) => return Err(internal(e)),
+        Err(e) => return Err(e.into()),
     };
-    let board = engine.board.snapshot(booking.event_id).await.map_err(internal)?;
+    let board = engine.board().snapshot(booking.event_id).await?;
     let layout = &board.layout;
-    let label = |seat_id: &str| layout.seat_index(seat_id).map_or_else(|| seat_id.to_owned(), |i| layout.seat_label(i));
-    Ok(Some(BookingView {
-        booking_id: booking.booking_id.to_string(),
-        event_id: booking.event_id.to_string(),
-        event_name: layout.name.clone(),
-        venue: layout.venue.clone(),
-        starts_at: layout.starts_at.format("%A %e %B %Y, %H:%M UTC").to_string(),
-        status: booking.status,
-        total_cents: booking.total_cents,
-        booked_at: booking.created_at.format("%e %B %Y, %H:%M UTC").to_string(),
-        tickets: booking
-            .tickets
-            .into_iter()
-            .map(|t| {
-                let seat_label = label(&t.seat_id);
-                TicketView {
-                    qr_svg: qr_svg(&t.code, &format!("Ticket code {} for {seat_label}", t.code)),
-                    ticket_id: t.ticket_id.to_string(),
-                    seat_id: t.seat_id,
-                    seat_label,
-                    code: t.code,
-                }
-            })
-            .collect(),
-    }))
+    let tickets = booking
+        .tickets
+        .iter()
+        .map(|t| {
+            let seat_label = layout.seat_index(&t.seat_id).map_or_else(|| t.seat_id.clone(), |i| layout.seat_label(i));
+            TicketView { qr_svg: qr_svg(&t.code, &format!("Ticket code {} for {seat_label}", t.code)), seat_label, ticket: t.clone() }
+        })
+        .collect();
+    Ok(Some(BookingView { event: layout.event.clone(), booking, tickets }))
 }
 
 /// `None` when nobody is signed in.
 #[server(prefix = "/_app")]
-pub async fn load_my_bookings() -> Result<Option<Vec<BookingLine>>, ServerFnError> {
-    use crate::server::{current_user, engine, internal};
-    let Some(user) = current_user().await? else { return Ok(None) };
+pub async fn load_my_bookings() -> Result<Option<Vec<BookingLine>>, AppError> {
+    use crate::server::{engine, viewer};
+    let Some(user) = viewer().await? else { return Ok(None) };
     let engine = engine()?;
-    let bookings = frontrow_engine::checkout::user_bookings(&engine.pool, user.user_id).await.map_err(internal)?;
-    let mut lines = Vec::with_capacity(bookings.len());
-    for b in bookings {
-        let board = engine.board.snapshot(b.event_id).await.map_err(internal)?;
-        lines.push(BookingLine {
-            booking_id: b.booking_id.to_string(),
-            event_name: board.layout.name.clone(),
-            starts_at: board.layout.starts_at.format("%e %B %Y, %H:%M UTC").to_string(),
-            seats: b.seat_ids.len(),
-            total_cents: b.total_cents,
-            status: b.status,
-        });
+    let mut lines = Vec::new();
+    for booking in engine.bookings_of(user.user_id).await? {
+        let event = engine.board().snapshot(booking.event_id).await?.layout.event.clone();
+        lines.push(BookingLine { booking, event });
     }
     Ok(Some(lines))
 }
 
 #[server(prefix = "/_app")]
-pub async fn load_checkout(checkout_id: String) -> Result<Option<CheckoutState>, ServerFnError> {
-    use crate::server::{current_user, engine, internal};
+pub async fn load_checkout(checkout_id: String) -> Result<Option<CheckoutView>, AppError> {
+    use crate::server::{engine, viewer};
     use frontrow_engine::EngineError;
-    let Some(user) = current_user().await? else { return Ok(None) };
+    let Some(user) = viewer().await? else { return Ok(None) };
     let Ok(id) = checkout_id.parse::<uuid::Uuid>() else { return Ok(None) };
-    match frontrow_engine::checkout::checkout_view(&engine()?.pool, user.user_id, id).await {
-        Ok(v) => Ok(Some(CheckoutState {
-            checkout_id: v.checkout_id.to_string(),
-            status: v.status,
-            booking_id: v.booking.map(|b| b.booking_id.to_string()),
-            reason: v.reason,
-        })),
+    match engine()?.checkout_view(user.user_id, id).await {
+        Ok(view) => Ok(Some(view)),
         Err(EngineError::NotFound) => Ok(None),
-        Err(e) => Err(internal(e)),
+        Err(e) => Err(e.into()),
     }
 }
 
-fn set_status(_code: u16) {
+pub(crate) fn set_status(_code: u16) {
     #[cfg(feature = "ssr")]
     crate::server::set_status(_code);
 }
 
-fn redirect(_to: &str) {
+pub(crate) fn redirect(_to: &str) {
     #[cfg(feature = "ssr")]
     leptos_axum::redirect(_to);
 }
@@ -199,13 +142,21 @@ fn param(name: &'static str) -> String {
     use_params_map().read_untracked().get(name).unwrap_or_default()
 }
 
-/// Where sign-in should return to: only paths on this site (browsers read
-/// `//host`, `/\host` and paths with control characters as other sites).
-fn safe_next(next: Option<String>) -> String {
-    next.filter(|n| {
-        n.starts_with('/') && !n.starts_with("//") && !n.chars().any(|c| c == '\\' || c.is_control() || c.is_whitespace())
-    })
-    .unwrap_or_else(|| "/account".to_owned())
+/// The error a plain form post was sent back with (`?__err=`), if any.
+fn form_error() -> Option<String> {
+    use_query_map().read_untracked().get("__err").map(|e| ServerFnUrlError::<AppError>::decode_err(&e).message)
+}
+
+fn long_date(at: chrono::DateTime<chrono::Utc>) -> String {
+    at.format("%A %e %B %Y, %H:%M UTC").to_string()
+}
+
+fn short_date(at: chrono::DateTime<chrono::Utc>) -> String {
+    at.format("%e %B %Y, %H:%M UTC").to_string()
+}
+
+fn status_word<T: serde::Serialize>(value: T) -> String {
+    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
 }
 
 #[component]
@@ -218,6 +169,7 @@ pub fn SiteHeader() -> impl IntoView {
                     {move || Suspend::new(async move {
                         match load_viewer().await.ok().flatten() {
                             Some(v) => view! {
+                                {(v.role != Role::Fan).then(|| view! { <a href="/admin">"Box office"</a> })}
                                 <a href="/account">"My bookings"</a>
                                 <span class="who">{v.name}</span>
                             }.into_any(),
@@ -260,7 +212,7 @@ pub fn EventsPage() -> impl IntoView {
                                 {list.into_iter().map(|e| view! { <EventItem event=e/> }).collect_view()}
                             </ul>
                         }.into_any(),
-                        Err(e) => view! { <p class="error" role="alert">"Could not load events: " {e.to_string()}</p> }.into_any(),
+                        Err(e) => view! { <p class="error" role="alert">"Could not load events: " {e.message}</p> }.into_any(),
                     }
                 })}
             </Suspense>
@@ -268,31 +220,20 @@ pub fn EventsPage() -> impl IntoView {
     }
 }
 
-/// The availability line; the seat picker recomputes it with the same words
-/// as seats change (`client::availability_text`).
-pub fn availability(status: &str, available: i64, total: i64) -> (String, &'static str) {
-    match status {
-        "sold_out" => ("Sold out".to_owned(), "sold-out"),
-        "upcoming" => ("On sale soon".to_owned(), "upcoming"),
-        "past" => ("Event over".to_owned(), "past"),
-        _ if available * 10 < total => (format!("Selling fast: {available} left"), "selling-fast"),
-        _ => (format!("{available} of {total} seats available"), "available"),
-    }
-}
-
 #[component]
-fn EventItem(event: EventCard) -> impl IntoView {
-    let (text, class) = availability(&event.status, event.seats_available, event.seats_total);
+fn EventItem(event: EventSummary) -> impl IntoView {
+    let (text, class) = availability(&status_word(event.status), event.seats_available, event.seats_total);
     let prices = if event.price_min_cents == event.price_max_cents {
         money(i64::from(event.price_min_cents))
     } else {
         format!("{} – {}", money(i64::from(event.price_min_cents)), money(i64::from(event.price_max_cents)))
     };
-    let href = format!("/events/{}", event.event_id);
+    let e = event.event;
+    let href = format!("/events/{}", e.event_id);
     view! {
-        <li class="event-card" data-event-id=event.event_id.clone()>
-            <h2><a href=href>{event.name}</a></h2>
-            <p class="meta">{event.venue} " · " {event.starts_at}</p>
+        <li class="event-card" data-event-id=e.event_id.to_string()>
+            <h2><a href=href>{e.name}</a></h2>
+            <p class="meta">{e.venue} " · " {e.starts_at.format("%a %e %b %Y, %H:%M UTC").to_string()}</p>
             <p class="prices">{prices}</p>
             <p class=format!("availability {class}")>{text}</p>
         </li>
@@ -316,8 +257,8 @@ pub fn EventPage() -> impl IntoView {
                         Ok(Some(data)) => view! { <EventView data/> }.into_any(),
                         Ok(None) => view! { <NotFound/> }.into_any(),
                         Err(e) => {
-                            set_status(500);
-                            view! { <p class="error" role="alert">"Could not load the event: " {e.to_string()}</p> }.into_any()
+                            set_status(e.status());
+                            view! { <p class="error" role="alert">"Could not load the event: " {e.message}</p> }.into_any()
                         }
                     }
                 })
@@ -328,35 +269,37 @@ pub fn EventPage() -> impl IntoView {
 
 #[component]
 fn EventView(data: EventPageData) -> impl IntoView {
-    let (text, class) = availability(&data.status, data.seats_available, data.seats_total);
-    let on_sale = data.status == "on_sale";
+    let summary = data.summary;
+    let event = summary.event.clone();
+    let status = status_word(summary.status);
+    let (text, class) = availability(&status, summary.seats_available, summary.seats_total);
     let picker = PickerProps {
-        event_id: data.event_id.clone(),
-        hold_ttl_seconds: data.hold_ttl_seconds,
-        on_sale,
+        event_id: event.event_id,
+        hold_ttl_seconds: event.hold_ttl_seconds,
+        on_sale: summary.status == EventStatus::OnSale,
         signed_in: data.signed_in,
-        max_seats: data.max_seats_per_order,
-        tiers: data.tiers.clone(),
+        max_seats: event.max_seats_per_order,
+        tiers: event.tiers.clone(),
         epoch: data.epoch,
         seq: data.seq,
-        hold: data.hold.clone(),
+        hold: data.hold,
         server_now_ms: data.server_now_ms,
-        admission_token: data.admission_token.clone(),
-        queue_token: data.queue_token.clone(),
+        admission_token: data.admission_token,
+        queue_token: data.queue_token,
     };
     view! {
-        <Title text=data.name.clone()/>
-        <article class="event-page" data-event-id=data.event_id.clone()>
+        <Title text=event.name.clone()/>
+        <article class="event-page" data-event-id=event.event_id.to_string()>
             <header class="event-head">
-                <h1>{data.name.clone()}</h1>
-                <p class="meta">{data.venue.clone()} " · " {data.starts_at.clone()}</p>
-                <p class=format!("availability {class}") id="availability" data-total=data.seats_total data-status=data.status.clone()>{text}</p>
-                {(data.status == "upcoming").then(|| view! { <p class="notice">"Sale opens " {data.sale_opens_at.clone()} "."</p> })}
+                <h1>{event.name.clone()}</h1>
+                <p class="meta">{event.venue.clone()} " · " {long_date(event.starts_at)}</p>
+                <p class=format!("availability {class}") id="availability" data-total=summary.seats_total data-status=status>{text}</p>
+                {(summary.status == EventStatus::Scheduled).then(|| view! { <p class="notice">"Sale opens " {short_date(event.sale_opens_at)} "."</p> })}
             </header>
             <div class="event-body">
                 <section class="map-area" aria-label="Seats">
-                    <Legend tiers=data.tiers.clone()/>
-                    <MapTools sections=data.sections.clone()/>
+                    <Legend tiers=event.tiers.clone()/>
+                    <MapTools sections=data.sections/>
                     <div class="map-viewport" id="map-viewport" inner_html=data.svg/>
                 </section>
                 <SeatPicker props=picker/>
@@ -366,7 +309,7 @@ fn EventView(data: EventPageData) -> impl IntoView {
 }
 
 #[component]
-fn Legend(tiers: Vec<TierInfo>) -> impl IntoView {
+fn Legend(tiers: Vec<TierPrice>) -> impl IntoView {
     view! {
         <ul class="legend" aria-label="Legend">
             {tiers.into_iter().enumerate().map(|(i, t)| view! {
@@ -390,8 +333,8 @@ pub fn CheckoutPage() -> impl IntoView {
                 let id = id.clone();
                 Suspend::new(async move {
                     match load_checkout(id).await {
-                        Ok(Some(state)) if state.status == "confirmed" && state.booking_id.is_some() => {
-                            redirect(&format!("/bookings/{}", state.booking_id.unwrap_or_default()));
+                        Ok(Some(state)) if state.status == CheckoutStatus::Confirmed && state.booking.is_some() => {
+                            redirect(&format!("/bookings/{}", state.booking.map(|b| b.booking_id.to_string()).unwrap_or_default()));
                             view! { <p>"Your booking is confirmed."</p> }.into_any()
                         }
                         Ok(Some(state)) => view! {
@@ -401,7 +344,7 @@ pub fn CheckoutPage() -> impl IntoView {
                             </section>
                         }.into_any(),
                         Ok(None) => view! { <NotFound/> }.into_any(),
-                        Err(e) => view! { <p class="error" role="alert">{e.to_string()}</p> }.into_any(),
+                        Err(e) => view! { <p class="error" role="alert">{e.message}</p> }.into_any(),
                     }
                 })
             }}
@@ -418,9 +361,9 @@ pub fn BookingPage() -> impl IntoView {
                 let id = id.clone();
                 Suspend::new(async move {
                     match load_booking(id).await {
-                        Ok(Some(b)) => view! { <BookingDetails booking=b/> }.into_any(),
+                        Ok(Some(b)) => view! { <BookingDetails view=b/> }.into_any(),
                         Ok(None) => view! { <NotFound/> }.into_any(),
-                        Err(e) => view! { <p class="error" role="alert">{e.to_string()}</p> }.into_any(),
+                        Err(e) => view! { <p class="error" role="alert">{e.message}</p> }.into_any(),
                     }
                 })
             }}
@@ -428,30 +371,54 @@ pub fn BookingPage() -> impl IntoView {
     }
 }
 
+/// What a booking's page says about it, in a few words.
+fn booking_headline(status: BookingStatus) -> &'static str {
+    match status {
+        BookingStatus::Confirmed => "You're going!",
+        BookingStatus::PartiallyRefunded => "You're going (some tickets refunded)",
+        BookingStatus::Refunded => "Booking refunded",
+        BookingStatus::Cancelled => "Event cancelled, refunded",
+    }
+}
+
+fn ticket_state_word(state: TicketState) -> &'static str {
+    match state {
+        TicketState::Valid => "valid",
+        TicketState::CheckedIn => "checked in",
+        TicketState::Refunded => "refunded",
+        TicketState::Void => "void (event cancelled)",
+    }
+}
+
 #[component]
-fn BookingDetails(booking: BookingView) -> impl IntoView {
+fn BookingDetails(view: BookingView) -> impl IntoView {
+    let BookingView { booking, event, tickets } = view;
     let print = format!("/bookings/{}/print", booking.booking_id);
-    let count = booking.tickets.len();
+    let status = status_word(booking.status).replace('_', " ");
+    let status = if booking.status == BookingStatus::Cancelled { "cancelled, refunded".to_owned() } else { status };
+    let count = tickets.len();
     view! {
-        <Title text=format!("Booking for {}", booking.event_name)/>
-        <section class="booking" data-booking-id=booking.booking_id.clone()>
-            <h1>{if booking.status == "confirmed" { "You're going!" } else { "Booking refunded" }}</h1>
-            <p class="meta"><strong>{booking.event_name.clone()}</strong> " · " {booking.venue.clone()} " · " {booking.starts_at.clone()}</p>
+        <Title text=format!("Booking for {}", event.name)/>
+        <section class="booking" data-booking-id=booking.booking_id.to_string()>
+            <h1>{booking_headline(booking.status)}</h1>
+            <p class="meta"><strong>{event.name.clone()}</strong> " · " {event.venue.clone()} " · " {long_date(event.starts_at)}</p>
             <dl class="booking-facts">
-                <dt>"Booking"</dt><dd class="booking-id">{booking.booking_id.clone()}</dd>
-                <dt>"Status"</dt><dd class="booking-status">{booking.status.clone()}</dd>
+                <dt>"Booking"</dt><dd class="booking-id">{booking.booking_id.to_string()}</dd>
+                <dt>"Status"</dt><dd class="booking-status">{status}</dd>
                 <dt>"Tickets"</dt><dd>{count}</dd>
                 <dt>"Total paid"</dt><dd>{money(booking.total_cents)}</dd>
-                <dt>"Booked"</dt><dd>{booking.booked_at.clone()}</dd>
+                {(booking.refunded_cents > 0).then(|| view! { <dt>"Refunded"</dt><dd>{money(booking.refunded_cents)}</dd> })}
+                <dt>"Booked"</dt><dd>{short_date(booking.created_at)}</dd>
             </dl>
             <p><a class="button-link" href=print>"Print tickets"</a></p>
             <ul class="tickets">
-                {booking.tickets.into_iter().map(|t| view! {
-                    <li class="ticket" data-seat-id=t.seat_id.clone()>
+                {tickets.into_iter().map(|t| view! {
+                    <li class="ticket" data-seat-id=t.ticket.seat_id.clone() data-state=status_word(t.ticket.state)>
                         <div class="qr" inner_html=t.qr_svg/>
                         <div>
                             <h2>{t.seat_label}</h2>
-                            <p class="code">"Ticket code " <code>{t.code}</code></p>
+                            <p class="code">"Ticket code " <code>{t.ticket.code}</code></p>
+                            {(t.ticket.state != TicketState::Valid).then(|| view! { <p class="ticket-state">{ticket_state_word(t.ticket.state)}</p> })}
                         </div>
                     </li>
                 }).collect_view()}
@@ -477,10 +444,11 @@ pub fn AccountPage() -> impl IntoView {
                             } else {
                                 view! {
                                     <ul class="booking-list">
-                                        {lines.into_iter().map(|b| view! {
+                                        {lines.into_iter().map(|line| view! {
                                             <li>
-                                                <a href=format!("/bookings/{}", b.booking_id)>{b.event_name}</a>
-                                                " · " {b.starts_at} " · " {b.seats} " seats · " {money(b.total_cents)} " · " {b.status}
+                                                <a href=format!("/bookings/{}", line.booking.booking_id)>{line.event.name}</a>
+                                                " · " {short_date(line.event.starts_at)} " · " {line.booking.seat_ids.len()} " seats · "
+                                                {money(line.booking.total_cents)} " · " {status_word(line.booking.status).replace('_', " ")}
                                             </li>
                                         }).collect_view()}
                                     </ul>
@@ -505,7 +473,7 @@ pub fn SignInPage() -> impl IntoView {
         <Title text="Sign in"/>
         <section class="auth">
             <h1>"Sign in"</h1>
-            <AuthForm signup=false next=next.clone()/>
+            <AuthForm signup=false next=next.clone() error=form_error()/>
             <p>"New here? " <a href=format!("/signup?next={next}")>"Create an account"</a></p>
         </section>
     }
@@ -518,7 +486,7 @@ pub fn SignUpPage() -> impl IntoView {
         <Title text="Sign up"/>
         <section class="auth">
             <h1>"Create an account"</h1>
-            <AuthForm signup=true next=next.clone()/>
+            <AuthForm signup=true next=next.clone() error=form_error()/>
             <p>"Already have one? " <a href=format!("/signin?next={next}")>"Sign in"</a></p>
         </section>
     }

@@ -11,7 +11,7 @@
 use std::fmt::Write;
 
 use frontrow_engine::live::BoardSnapshot;
-use frontrow_engine::model::SeatStatus;
+use frontrow_model::SeatStatus;
 
 use crate::format::amount;
 use crate::server::html_escape;
@@ -29,15 +29,7 @@ pub fn status_class(status: SeatStatus) -> &'static str {
     match status {
         SeatStatus::Available => "av",
         SeatStatus::Held => "hd",
-        SeatStatus::Sold => "sd",
-    }
-}
-
-fn status_word(status: SeatStatus) -> &'static str {
-    match status {
-        SeatStatus::Available => "available",
-        SeatStatus::Held => "held",
-        SeatStatus::Sold => "sold",
+        SeatStatus::Sold | SeatStatus::Blocked => "sd",
     }
 }
 
@@ -68,7 +60,7 @@ pub fn render(board: &BoardSnapshot) -> String {
         version = board.version,
         epoch = board.epoch,
         seq = board.seq,
-        name = html_escape(&layout.name),
+        name = html_escape(&layout.event.name),
         total = layout.seats.len(),
         available = board.seats_available(),
     );
@@ -109,7 +101,8 @@ pub fn render(board: &BoardSnapshot) -> String {
             );
             for (k, &i) in row.seats.iter().enumerate() {
                 let seat = &layout.seats[i];
-                let status = board.statuses[i];
+                // Fans see a blocked seat as sold.
+                let status = board.statuses[i].for_fans();
                 let cx = x0 + ROW_LABEL + indent + k * PITCH + PITCH / 2;
                 let price = amount(i64::from(seat.price_cents));
                 let _ = write!(
@@ -121,7 +114,7 @@ pub fn render(board: &BoardSnapshot) -> String {
                     number = seat.number,
                 );
                 if status != SeatStatus::Available {
-                    let _ = write!(svg, r#", {}" aria-disabled="true""#, status_word(status));
+                    let _ = write!(svg, r#", {}" aria-disabled="true""#, status.word());
                 } else {
                     svg.push('"');
                 }

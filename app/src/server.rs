@@ -1,60 +1,52 @@
-//! Server-only helpers for server functions: the engine from context, the
-//! signed-in user from the session, QR codes.
+//! Server-only helpers for the server functions: the engine and the session
+//! from the request's context, the response status, QR codes.
 
-use frontrow_engine::model::User;
 use frontrow_engine::Engine;
+use frontrow_model::{AppError, User};
 use leptos::prelude::*;
-use uuid::Uuid;
+use tower_sessions::Session;
 
-use crate::SESSION_USER_KEY;
+use crate::session;
 
-pub fn engine() -> Result<Engine, ServerFnError> {
-    use_context::<Engine>().ok_or_else(|| ServerFnError::new("the engine is not in context"))
-}
-
-pub fn internal(e: impl std::fmt::Display) -> ServerFnError {
-    tracing_error(&e);
-    ServerFnError::new("something went wrong on our side")
-}
-
-fn tracing_error(e: &dyn std::fmt::Display) {
-    leptos::logging::error!("server function failed: {e}");
-}
-
-/// The signed-in user, if any.
-pub async fn current_user() -> Result<Option<User>, ServerFnError> {
-    let session: tower_sessions::Session = leptos_axum::extract().await?;
-    let Some(user_id) = session.get::<Uuid>(SESSION_USER_KEY).await.map_err(internal)? else {
-        return Ok(None);
-    };
-    frontrow_engine::accounts::find_user(&engine()?.pool, user_id).await.map_err(internal)
-}
-
-/// The fan's admission to the event's waiting room, from the session:
-/// `(admission token, queue token)` if the token verifies for this fan and
-/// session.
-pub async fn session_admission(event_id: Uuid, user_id: Uuid) -> Result<Option<(String, Option<String>)>, ServerFnError> {
-    let session: tower_sessions::Session = leptos_axum::extract().await?;
-    let key = event_id.simple().to_string();
-    let token = session.get::<String>(&crate::admission_session_key(&key)).await.map_err(internal)?;
-    let binding = session.get::<String>(crate::ADMISSION_BINDING_KEY).await.map_err(internal)?;
-    let queue_token = session.get::<String>(&crate::queue_session_key(&key)).await.map_err(internal)?;
-    let secret = use_context::<crate::AdmissionSecret>().ok_or_else(|| ServerFnError::new("no admission secret in context"))?;
-    Ok(match (token, binding) {
-        (Some(token), Some(binding))
-            if frontrow_engine::admission::verify(secret.0.as_bytes(), &token, event_id, user_id, &binding, chrono::Utc::now().timestamp()).is_ok() =>
-        {
-            Some((token, queue_token))
-        }
-        _ => None,
+pub fn engine() -> Result<Engine, AppError> {
+    use_context::<Engine>().ok_or_else(|| {
+        tracing::error!("the engine is not in the server function's context");
+        AppError::internal()
     })
 }
 
-/// Sets the HTTP status of the page being rendered.
+pub async fn request_session() -> Result<Session, AppError> {
+    leptos_axum::extract::<Session>().await.map_err(|e| {
+        tracing::error!(error = %e, "no session layer in front of the server function");
+        AppError::internal()
+    })
+}
+
+/// The signed-in user, if any.
+pub async fn viewer() -> Result<Option<User>, AppError> {
+    session::current_user(&request_session().await?, &engine()?).await
+}
+
+/// The signed-in user (401 otherwise), with the engine and the session.
+pub async fn fan() -> Result<(Engine, Session, User), AppError> {
+    let (engine, session) = (engine()?, request_session().await?);
+    let user = session::signed_in_user(&session, &engine).await?;
+    Ok((engine, session, user))
+}
+
+/// Sets the HTTP status of the response being made.
 pub fn set_status(status: u16) {
     if let (Some(options), Ok(code)) = (use_context::<leptos_axum::ResponseOptions>(), http::StatusCode::from_u16(status)) {
         options.set_status(code);
     }
+}
+
+/// Whether the request came from a plain HTML form (no JavaScript): such a
+/// caller is answered with a redirect, not data.
+pub fn from_html_form() -> bool {
+    use_context::<http::request::Parts>().is_some_and(|parts| {
+        parts.headers.get(http::header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|v| v.contains("text/html"))
+    })
 }
 
 /// A ticket code as an SVG QR code (medium error correction, quiet zone

@@ -5,8 +5,10 @@ use argon2::password_hash::{rand_core::OsRng, PasswordHash, PasswordHasher, Pass
 use argon2::Argon2;
 use uuid::Uuid;
 
+use frontrow_model::{Role, User};
+
 use crate::error::{EngineError, Result};
-use crate::model::{Role, User};
+use crate::Engine;
 
 pub const MAX_EMAIL_LEN: usize = 254;
 pub const MAX_NAME_LEN: usize = 200;
@@ -65,62 +67,67 @@ async fn verify_password(password: String, hash: String) -> Result<bool> {
     .map_err(|e| EngineError::Internal(format!("verify task: {e}")))?
 }
 
-pub async fn create_user(pool: &sqlx::PgPool, new: NewUser<'_>) -> Result<User> {
-    validate(&new)?;
-    let password_hash = hash_password(new.password.to_owned()).await?;
-    insert_user(pool, new.email.trim(), new.name.trim(), &password_hash, new.role).await
-}
-
-/// Inserts a user whose password is already hashed (tests and bulk imports
-/// share one hash to skip the deliberate cost of Argon2).
-pub async fn insert_user(pool: &sqlx::PgPool, email: &str, name: &str, password_hash: &str, role: Role) -> Result<User> {
-    let user_id = Uuid::new_v4();
-    let inserted = sqlx::query!(
-        r#"INSERT INTO users (user_id, email, name, password_hash, role)
-           VALUES ($1, $2, $3, $4, $5)
-           ON CONFLICT ((lower(email))) DO NOTHING"#,
-        user_id,
-        email,
-        name,
-        password_hash,
-        role as Role,
-    )
-    .execute(pool)
-    .await?;
-    if inserted.rows_affected() == 0 {
-        return Err(EngineError::EmailTaken);
+impl Engine {
+    /// Creates an account (fans sign up; staff and admins are made by the
+    /// CLI or an admin).
+    pub async fn create_user(&self, new: NewUser<'_>) -> Result<User> {
+        validate(&new)?;
+        let password_hash = hash_password(new.password.to_owned()).await?;
+        self.insert_user(new.email.trim(), new.name.trim(), &password_hash, new.role).await
     }
-    Ok(User { user_id, email: email.to_owned(), name: name.to_owned(), role })
-}
 
-/// Checks a password. Unknown emails cost the same as wrong passwords, so the
-/// answer time does not reveal which accounts exist.
-pub async fn authenticate(pool: &sqlx::PgPool, email: &str, password: &str) -> Result<User> {
-    const DUMMY_HASH: &str = "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$Q8qkFQ9Z1q0a1bTn3Sx6y1T0wzqJQ3j0e2m6qE4wW1Y";
-    if email.len() > MAX_EMAIL_LEN || password.len() > MAX_PASSWORD_LEN * 4 {
-        return Err(EngineError::InvalidCredentials);
+    /// Inserts a user whose password is already hashed (tests and bulk imports
+    /// share one hash to skip the deliberate cost of Argon2).
+    pub async fn insert_user(&self, email: &str, name: &str, password_hash: &str, role: Role) -> Result<User> {
+        let user_id = Uuid::new_v4();
+        let inserted = sqlx::query!(
+            r#"INSERT INTO users (user_id, email, name, password_hash, role)
+               VALUES ($1, $2, $3, $4, $5)
+               ON CONFLICT ((lower(email))) DO NOTHING"#,
+            user_id,
+            email,
+            name,
+            password_hash,
+            role as Role,
+        )
+        .execute(self.pool())
+        .await?;
+        if inserted.rows_affected() == 0 {
+            return Err(EngineError::EmailTaken);
+        }
+        Ok(User { user_id, email: email.to_owned(), name: name.to_owned(), role })
     }
-    let row = sqlx::query!(
-        r#"SELECT user_id, email, name, password_hash, role AS "role: Role"
-           FROM users WHERE lower(email) = lower($1)"#,
-        email.trim()
-    )
-    .fetch_optional(pool)
-    .await?;
-    let hash = row.as_ref().map_or(DUMMY_HASH.to_owned(), |r| r.password_hash.clone());
-    let ok = verify_password(password.to_owned(), hash).await.unwrap_or(false);
-    match row {
-        Some(r) if ok => Ok(User { user_id: r.user_id, email: r.email, name: r.name, role: r.role }),
-        _ => Err(EngineError::InvalidCredentials),
-    }
-}
 
-pub async fn find_user(pool: &sqlx::PgPool, user_id: Uuid) -> Result<Option<User>> {
-    let row = sqlx::query!(
-        r#"SELECT user_id, email, name, role AS "role: Role" FROM users WHERE user_id = $1"#,
-        user_id
-    )
-    .fetch_optional(pool)
-    .await?;
-    Ok(row.map(|r| User { user_id: r.user_id, email: r.email, name: r.name, role: r.role }))
+    /// Checks a password. Unknown emails cost the same as wrong passwords, so the
+    /// answer time does not reveal which accounts exist.
+    pub async fn authenticate(&self, email: &str, password: &str) -> Result<User> {
+        const DUMMY_HASH: &str = "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$Q8qkFQ9Z1q0a1bTn3Sx6y1T0wzqJQ3j0e2m6qE4wW1Y";
+        if email.len() > MAX_EMAIL_LEN || password.len() > MAX_PASSWORD_LEN * 4 {
+            return Err(EngineError::InvalidCredentials);
+        }
+        let row = sqlx::query!(
+            r#"SELECT user_id, email, name, password_hash, role AS "role: Role"
+               FROM users WHERE lower(email) = lower($1)"#,
+            email.trim()
+        )
+        .fetch_optional(self.pool())
+        .await?;
+        let hash = row.as_ref().map_or(DUMMY_HASH.to_owned(), |r| r.password_hash.clone());
+        let ok = verify_password(password.to_owned(), hash).await.unwrap_or(false);
+        match row {
+            Some(r) if ok => Ok(User { user_id: r.user_id, email: r.email, name: r.name, role: r.role }),
+            _ => Err(EngineError::InvalidCredentials),
+        }
+    }
+
+    /// The account behind a session.
+    pub async fn user(&self, user_id: Uuid) -> Result<Option<User>> {
+        let row = sqlx::query!(
+            r#"SELECT user_id, email, name, role AS "role: Role" FROM users WHERE user_id = $1"#,
+            user_id
+        )
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(row.map(|r| User { user_id: r.user_id, email: r.email, name: r.name, role: r.role }))
+    }
 }

@@ -10,6 +10,8 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use uuid::Uuid;
 
+use crate::Engine;
+
 type HmacSha256 = Hmac<Sha256>;
 
 const DOMAIN: &[u8] = b"frontrow admission v1\n";
@@ -47,7 +49,7 @@ fn mac(secret: &[u8], body: &str) -> HmacSha256 {
     mac
 }
 
-pub fn sign(secret: &[u8], c: &AdmissionClaims) -> String {
+pub(crate) fn sign(secret: &[u8], c: &AdmissionClaims) -> String {
     let body = format!("{}.{}.{}.{}.{}", c.event_id.simple(), c.user_id.simple(), c.admission_id.simple(), c.expires_at, c.binding);
     let tag = hex::encode(mac(secret, &body).finalize().into_bytes());
     format!("{body}.{tag}")
@@ -55,7 +57,7 @@ pub fn sign(secret: &[u8], c: &AdmissionClaims) -> String {
 
 /// Checks the token for this event, fan and session binding at `now`
 /// (Unix seconds).
-pub fn verify(secret: &[u8], token: &str, event_id: Uuid, user_id: Uuid, binding: &str, now: i64) -> Result<AdmissionClaims, TokenError> {
+pub(crate) fn verify(secret: &[u8], token: &str, event_id: Uuid, user_id: Uuid, binding: &str, now: i64) -> Result<AdmissionClaims, TokenError> {
     let (body, tag) = token.rsplit_once('.').ok_or(TokenError::Malformed)?;
     let tag = hex::decode(tag).map_err(|_| TokenError::Malformed)?;
     mac(secret, body).verify_slice(&tag).map_err(|_| TokenError::Forged)?;
@@ -78,6 +80,40 @@ pub fn verify(secret: &[u8], token: &str, event_id: Uuid, user_id: Uuid, binding
         return Err(TokenError::OtherHolder);
     }
     Ok(claims)
+}
+
+/// Proof that the waiting room admitted a fan to an event. Only
+/// [`Engine::admission`] makes one, from a token that verifies for the fan
+/// and their session; holds on an event with its waiting room on ask for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Admission {
+    event_id: Uuid,
+    user_id: Uuid,
+}
+
+impl Admission {
+    pub fn event_id(&self) -> Uuid {
+        self.event_id
+    }
+
+    /// Does this admission let `fan` into `event_id`?
+    pub fn admits(&self, event_id: Uuid, fan: Uuid) -> bool {
+        self.event_id == event_id && self.user_id == fan
+    }
+}
+
+impl Engine {
+    /// Checks an admission token presented by `fan` for `event_id` from the
+    /// session whose binding value is `binding`.
+    pub fn admission(&self, token: &str, event_id: Uuid, fan: Uuid, binding: &str) -> Result<Admission, TokenError> {
+        let claims = verify(&self.settings().admission_secret, token, event_id, fan, binding, chrono::Utc::now().timestamp())?;
+        Ok(Admission { event_id: claims.event_id, user_id: claims.user_id })
+    }
+
+    /// Signs a fan's admission (the waiting room hands it out; see `queue`).
+    pub(crate) fn sign_admission(&self, claims: &AdmissionClaims) -> String {
+        sign(&self.settings().admission_secret, claims)
+    }
 }
 
 #[cfg(test)]

@@ -1,13 +1,20 @@
 //! The invariant audit: SQL that proves nothing was oversold, nothing is held
 //! without a live hold, and every captured payment was booked or refunded.
 
+use frontrow_model::AuditReport;
 use uuid::Uuid;
 
 use crate::error::Result;
-use crate::model::AuditReport;
+use crate::Engine;
 
-/// Audits one event, or every event when `event_id` is `None`.
-pub async fn audit(pool: &sqlx::PgPool, event_id: Option<Uuid>) -> Result<AuditReport> {
+impl Engine {
+    /// Audits one event, or every event when `event_id` is `None`.
+    pub async fn audit(&self, event_id: Option<Uuid>) -> Result<AuditReport> {
+        audit(self.pool(), event_id).await
+    }
+}
+
+async fn audit(pool: &sqlx::PgPool, event_id: Option<Uuid>) -> Result<AuditReport> {
     let r = sqlx::query!(
         r#"WITH s AS (SELECT * FROM seats WHERE $1::uuid IS NULL OR event_id = $1),
                 live_tickets AS (SELECT t.* FROM tickets t WHERE t.voided_at IS NULL AND ($1::uuid IS NULL OR t.event_id = $1)),
@@ -22,6 +29,7 @@ pub async fn audit(pool: &sqlx::PgPool, event_id: Option<Uuid>) -> Result<AuditR
              (SELECT count(*) FROM s WHERE state = 'sold') AS "seats_sold!",
              (SELECT count(*) FROM s WHERE state = 'payment_pending' OR (state = 'held' AND hold_expires_at > now())) AS "seats_held!",
              (SELECT count(*) FROM s WHERE state = 'available' OR (state = 'held' AND hold_expires_at <= now())) AS "seats_available!",
+             (SELECT count(*) FROM s WHERE state = 'blocked') AS "seats_blocked!",
              (SELECT count(*) FROM bookings b WHERE $1::uuid IS NULL OR b.event_id = $1) AS "bookings!",
              (SELECT count(*) FROM pi WHERE pi.status = 'succeeded'
                   AND NOT EXISTS (SELECT 1 FROM bookings b JOIN checkouts c ON c.booking_id = b.booking_id
@@ -46,9 +54,11 @@ pub async fn audit(pool: &sqlx::PgPool, event_id: Option<Uuid>) -> Result<AuditR
         seats_sold: r.seats_sold,
         seats_held: r.seats_held,
         seats_available: r.seats_available,
+        seats_blocked: r.seats_blocked,
         bookings: r.bookings,
         payments_captured_without_booking: r.captured_without_booking,
         refunds_pending: r.refunds_pending,
+        payments_unresolved: 0,
         held_without_live_hold: r.held_without_live_hold,
         sold_mismatched: r.sold_mismatched,
     })

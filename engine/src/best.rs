@@ -2,16 +2,23 @@
 //! the way a box office would: never leave a single seat stranded between
 //! the group and a taken seat or the row's end when another placement
 //! avoids it, then front rows first, then as central as the row allows.
+//! And, for a fan who just lost a race, the free block nearest to the seats
+//! they wanted.
+//!
+//! Both look at this instance's seat map (memory, a few milliseconds behind
+//! at most); the hold that follows is what decides.
 
+use frontrow_model::{SeatId, SeatStatus};
 use rand::Rng;
 use uuid::Uuid;
 
+use crate::admission::Admission;
+use crate::error::{EngineError, Result};
+use crate::live::BoardSnapshot;
+use crate::Engine;
+
 /// Looks and claims before giving up under contention.
 const MAX_ATTEMPTS: usize = 8;
-
-use crate::error::{EngineError, Result};
-use crate::holds::{hold_seats_admitted, is_retryable};
-use crate::model::Hold;
 
 /// One seat of a row, in row order, as the picker sees it.
 #[derive(Debug, Clone)]
@@ -29,37 +36,46 @@ struct Score {
     off_centre: usize,
 }
 
+/// Runs of free, consecutively numbered seats in `row` at least `count`
+/// long, as (start, end) index pairs.
+fn free_runs(row: &[RowSeat], count: usize) -> Vec<(usize, usize)> {
+    let mut runs = Vec::new();
+    let mut start = 0;
+    while start < row.len() {
+        if !row[start].free {
+            start += 1;
+            continue;
+        }
+        let mut end = start + 1;
+        while end < row.len() && row[end].free && row[end].number == row[end - 1].number + 1 {
+            end += 1;
+        }
+        if end - start >= count {
+            runs.push((start, end));
+        }
+        start = end;
+    }
+    runs
+}
+
 /// Every placement of `count` adjacent free seats in `rows` (front row
 /// first), best first. Seats are adjacent when their numbers are consecutive.
 pub fn placements(rows: &[Vec<RowSeat>], count: usize) -> Vec<Vec<String>> {
-    let mut found: Vec<(Score, usize, usize)> = Vec::new();
     if count == 0 {
         return Vec::new();
     }
+    let mut found: Vec<(Score, usize, usize)> = Vec::new();
     for (row_rank, row) in rows.iter().enumerate() {
-        // Walk runs of free, consecutively numbered seats.
-        let mut start = 0;
-        while start < row.len() {
-            if !row[start].free {
-                start += 1;
-                continue;
+        for (start, end) in free_runs(row, count) {
+            for first in start..=end - count {
+                let (left, right) = (first - start, end - (first + count));
+                let score = Score {
+                    stranded: u8::from(left == 1) + u8::from(right == 1),
+                    row_rank,
+                    off_centre: (first * 2 + count).abs_diff(row.len()),
+                };
+                found.push((score, row_rank, first));
             }
-            let mut end = start + 1;
-            while end < row.len() && row[end].free && row[end].number == row[end - 1].number + 1 {
-                end += 1;
-            }
-            if end - start >= count {
-                for first in start..=end - count {
-                    let (left, right) = (first - start, end - (first + count));
-                    let score = Score {
-                        stranded: u8::from(left == 1) + u8::from(right == 1),
-                        row_rank,
-                        off_centre: (first * 2 + count).abs_diff(row.len()),
-                    };
-                    found.push((score, row_rank, first));
-                }
-            }
-            start = end;
         }
     }
     found.sort_by_key(|(score, _, _)| *score);
@@ -71,82 +87,107 @@ pub fn pick(rows: &[Vec<RowSeat>], count: usize) -> Option<Vec<String>> {
     placements(rows, count).into_iter().next()
 }
 
-/// Finds the best `count` seats together in `tier` and holds them. A race
-/// lost to another fan between the look and the claim is retried with a
-/// fresh look; at an on-sale many fans look at once and all see the same
-/// best seats, so each retry chooses at random among a widening set of the
-/// next-best placements instead of stampeding the same ones again.
-pub async fn hold_best(pool: &sqlx::PgPool, event_id: Uuid, user_id: Uuid, count: usize, tier: &str, admitted: bool) -> Result<Hold> {
-    if count == 0 || count > crate::holds::MAX_SEAT_IDS_PER_REQUEST {
-        return Err(EngineError::invalid(format!("count must be 1 to {}", crate::holds::MAX_SEAT_IDS_PER_REQUEST)));
-    }
-    if tier.is_empty() || tier.len() > crate::catalogue::MAX_LABEL_LEN {
-        return Err(EngineError::invalid("tier must be 1 to 16 characters"));
-    }
-    // Refused callers cost no scan of the seats.
-    let rules = crate::catalogue::event_rules(pool, event_id).await?;
-    if rules.waiting_room_enabled && !admitted {
-        return Err(EngineError::NotAdmitted);
-    }
-    if rules.sale_opens_at > chrono::Utc::now() {
-        return Err(EngineError::SaleNotOpen);
-    }
-    let mut attempt = 0;
-    loop {
-        attempt += 1;
-        let rows = free_rows(pool, event_id, tier).await?;
-        let mut options = placements(&rows, count);
-        if options.is_empty() {
-            return Err(EngineError::NoSeatsTogether { count, tier: tier.to_owned() });
-        }
-        let choice = if attempt == 1 { 0 } else { rand::thread_rng().gen_range(0..options.len().min(attempt * 3)) };
-        let seat_ids = options.swap_remove(choice);
-        match hold_seats_admitted(pool, event_id, user_id, &seat_ids, admitted).await {
-            Err(EngineError::SeatsUnavailable { .. }) if attempt < MAX_ATTEMPTS => continue,
-            Err(e) if attempt < MAX_ATTEMPTS && is_retryable(&e) => continue,
-            other => return other,
+/// The rows of `tier` (all tiers when `None`), in layout order, as free or
+/// taken seats; each row tagged with its section's index.
+fn rows_of(board: &BoardSnapshot, tier: Option<usize>) -> Vec<(usize, Vec<RowSeat>)> {
+    let layout = &board.layout;
+    let mut rows = Vec::new();
+    for (s, section) in layout.sections.iter().enumerate() {
+        for row in &section.rows {
+            let seats: Vec<RowSeat> = row
+                .seats
+                .iter()
+                .filter(|&&i| tier.is_none_or(|t| layout.seats[i].tier_index == t))
+                .map(|&i| RowSeat {
+                    seat_id: layout.seats[i].seat_id.clone(),
+                    number: layout.seats[i].number,
+                    free: board.statuses[i] == SeatStatus::Available,
+                })
+                .collect();
+            if !seats.is_empty() {
+                rows.push((s, seats));
+            }
         }
     }
+    rows
 }
 
-async fn free_rows(pool: &sqlx::PgPool, event_id: Uuid, tier: &str) -> Result<Vec<Vec<RowSeat>>> {
-    let row = sqlx::query!(
-        r#"SELECT EXISTS (SELECT 1 FROM events WHERE event_id = $1) AS "event!",
-                  EXISTS (SELECT 1 FROM price_tiers WHERE event_id = $1 AND tier = $2) AS "tier!""#,
-        event_id,
-        tier
-    )
-    .fetch_one(pool)
-    .await?;
-    if !row.event {
-        return Err(EngineError::NotFound);
-    }
-    if !row.tier {
-        return Err(EngineError::invalid(format!("this event has no tier {tier}")));
-    }
-    let seats = sqlx::query!(
-        r#"SELECT seat_id, section, row_label, number,
-                  (state = 'available' OR (state = 'held' AND hold_expires_at <= now())) AS "free!"
-           FROM seats WHERE event_id = $1 AND tier = $2
-           ORDER BY position"#,
-        event_id,
-        tier
-    )
-    .fetch_all(pool)
-    .await?;
-    let mut rows: Vec<Vec<RowSeat>> = Vec::new();
-    let mut current: Option<(String, String)> = None;
-    for s in seats {
-        let key = (s.section, s.row_label);
-        if current.as_ref() != Some(&key) {
-            rows.push(Vec::new());
-            current = Some(key);
-        }
-        if let Some(row) = rows.last_mut() {
-            row.push(RowSeat { seat_id: s.seat_id, number: s.number, free: s.free });
+/// The free block of `count` seats side by side nearest to the seats in
+/// `near` (the ones a fan just lost): same section first, then the fewest
+/// rows away, then the closest along the row, never stranding a single seat
+/// when another block avoids it.
+pub fn nearest(board: &BoardSnapshot, near: &[String], count: usize) -> Option<Vec<String>> {
+    let rows = rows_of(board, None);
+    // Where the lost seats were: section, row (in layout order) and place in the row.
+    let mut targets = Vec::new();
+    for (r, (section, seats)) in rows.iter().enumerate() {
+        for (k, seat) in seats.iter().enumerate() {
+            if near.contains(&seat.seat_id) {
+                targets.push((*section, r, k));
+            }
         }
     }
-    Ok(rows)
+    let &(section, _, _) = targets.first()?;
+    let row0 = targets.iter().map(|t| t.1).sum::<usize>() as f64 / targets.len() as f64;
+    let col0 = targets.iter().map(|t| t.2).sum::<usize>() as f64 / targets.len() as f64;
+    let mut best: Option<((u8, u8, u64), usize, usize)> = None;
+    for (r, (s, seats)) in rows.iter().enumerate() {
+        for (start, end) in free_runs(seats, count) {
+            for first in start..=end - count {
+                let stranded = u8::from(first - start == 1) + u8::from(end - (first + count) == 1);
+                let centre = first as f64 + (count as f64 - 1.0) / 2.0;
+                // A row away counts as much as three seats along one.
+                let distance = ((r as f64 - row0).abs() * 3.0 + (centre - col0).abs()) * 10.0;
+                let score = (u8::from(*s != section), stranded.min(1), distance as u64);
+                if best.is_none_or(|(b, _, _)| score < b) {
+                    best = Some((score, r, first));
+                }
+            }
+        }
+    }
+    let (_, r, first) = best?;
+    Some(rows[r].1[first..first + count].iter().map(|s| s.seat_id.clone()).collect())
+}
+
+impl Engine {
+    /// Finds the best `count` seats together in `tier` and holds them. A race
+    /// lost to another fan between the look and the claim is retried with a
+    /// fresh look; at an on-sale many fans look at once and all see the same
+    /// best seats, so each retry chooses at random among a widening set of the
+    /// next-best placements instead of stampeding the same ones again.
+    pub async fn hold_best(&self, fan: Uuid, event_id: Uuid, count: usize, tier: &str, admission: Option<&Admission>) -> Result<frontrow_model::Hold> {
+        if count == 0 || count > frontrow_model::MAX_SEATS_PER_REQUEST {
+            return Err(EngineError::invalid(format!("count must be 1 to {}", frontrow_model::MAX_SEATS_PER_REQUEST)));
+        }
+        if tier.is_empty() || tier.len() > 32 {
+            return Err(EngineError::invalid("tier must be 1 to 32 characters"));
+        }
+        // Refused callers cost no look at the seats.
+        self.rules(event_id).await?.check_can_hold(fan, admission)?;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let board = self.board().snapshot(event_id).await?;
+            let tier_index = board
+                .layout
+                .event
+                .tiers
+                .iter()
+                .position(|t| t.tier == tier)
+                .ok_or_else(|| EngineError::invalid(format!("this event has no tier {tier}")))?;
+            let rows: Vec<Vec<RowSeat>> = rows_of(&board, Some(tier_index)).into_iter().map(|(_, row)| row).collect();
+            let mut options = placements(&rows, count);
+            if options.is_empty() {
+                return Err(EngineError::NoSeatsTogether { count, tier: tier.to_owned() });
+            }
+            let choice = if attempt == 1 { 0 } else { rand::thread_rng().gen_range(0..options.len().min(attempt * 3)) };
+            let seat_ids: Vec<SeatId> = options.swap_remove(choice).into_iter().map(SeatId::parse).collect::<std::result::Result<_, _>>()?;
+            match self.hold(fan, event_id, &seat_ids, admission).await {
+                Err(EngineError::SeatsUnavailable { .. }) if attempt < MAX_ATTEMPTS => continue,
+                other => return other,
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,12 +1,15 @@
-//! Events, their layouts and the seat map as viewers see it.
+//! Events: creating them from a layout, the catalogue, and the booking
+//! rules every hold checks.
 
 use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
+use frontrow_model::{CreatedEvent, Event, EventStatus, EventSummary, NewEvent, TierPrice};
 use uuid::Uuid;
 
+use crate::admission::Admission;
 use crate::error::{EngineError, Result};
-use crate::model::*;
+use crate::Engine;
 
 pub const MAX_SEATS_PER_EVENT: i64 = 100_000;
 pub const MAX_LABEL_LEN: usize = 16;
@@ -29,6 +32,7 @@ fn check_label(field: &str, value: &str) -> Result<()> {
     Ok(())
 }
 
+/// Checks a new event and counts its seats.
 pub fn validate_new_event(new: &NewEvent) -> Result<i64> {
     check_text("name", &new.name, MAX_TEXT_LEN)?;
     check_text("kind", &new.kind, 50)?;
@@ -77,6 +81,14 @@ pub fn validate_new_event(new: &NewEvent) -> Result<i64> {
             if !tiers.contains(r.tier.as_str()) {
                 return Err(EngineError::invalid(format!("row {:?} uses unknown tier {:?}", r.row, r.tier)));
             }
+            for (what, numbers) in [("aisles_after", &r.aisles_after), ("wheelchair", &r.wheelchair), ("companion", &r.companion)] {
+                if numbers.iter().any(|n| !(1..=r.seats).contains(n)) {
+                    return Err(EngineError::invalid(format!("{what} of row {:?} must be seat numbers 1 to {}", r.row, r.seats)));
+                }
+            }
+            if r.wheelchair.iter().any(|n| r.companion.contains(n)) {
+                return Err(EngineError::invalid(format!("a seat of row {:?} cannot be both wheelchair and companion", r.row)));
+            }
             total += i64::from(r.seats);
         }
     }
@@ -86,154 +98,208 @@ pub fn validate_new_event(new: &NewEvent) -> Result<i64> {
     Ok(total)
 }
 
-pub async fn create_event(pool: &sqlx::PgPool, new: &NewEvent, created_by: Option<Uuid>) -> Result<CreatedEvent> {
-    let seats_total = validate_new_event(new)?;
-    let event_id = Uuid::new_v4();
-    let mut tx = pool.begin().await?;
-    sqlx::query!(
-        r#"INSERT INTO events (event_id, name, kind, venue, starts_at, sale_opens_at, hold_ttl_seconds,
-                               max_seats_per_order, waiting_room_enabled, created_by)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"#,
-        event_id,
-        new.name.trim(),
-        new.kind.trim(),
-        new.venue.trim(),
-        new.starts_at as DateTime<Utc>,
-        new.sale_opens_at as DateTime<Utc>,
-        new.hold_ttl_seconds,
-        new.max_seats_per_order,
-        new.waiting_room_enabled,
-        created_by,
-    )
-    .execute(&mut *tx)
-    .await?;
-    let tier_names: Vec<String> = new.tiers.iter().map(|t| t.tier.clone()).collect();
-    let tier_prices: Vec<i32> = new.tiers.iter().map(|t| t.price_cents).collect();
-    sqlx::query!(
-        "INSERT INTO price_tiers (event_id, tier, price_cents) SELECT $1, * FROM UNNEST($2::text[], $3::int[])",
-        event_id,
-        &tier_names,
-        &tier_prices,
-    )
-    .execute(&mut *tx)
-    .await?;
-
-    let capacity = seats_total as usize;
-    let (mut ids, mut sections, mut rows, mut numbers, mut tiers, mut prices) = (
-        Vec::with_capacity(capacity),
-        Vec::with_capacity(capacity),
-        Vec::with_capacity(capacity),
-        Vec::with_capacity(capacity),
-        Vec::with_capacity(capacity),
-        Vec::with_capacity(capacity),
-    );
-    for s in &new.sections {
-        for r in &s.rows {
-            let price = new.tiers.iter().find(|t| t.tier == r.tier).map_or(0, |t| t.price_cents);
-            for n in 1..=r.seats {
-                ids.push(format!("{}-{}-{}", s.section, r.row, n));
-                sections.push(s.section.clone());
-                rows.push(r.row.clone());
-                numbers.push(n);
-                tiers.push(r.tier.clone());
-                prices.push(price);
-            }
-        }
-    }
-    sqlx::query!(
-        r#"INSERT INTO seats (event_id, seat_id, section, row_label, number, position, tier, price_cents)
-           SELECT $1, s.id, s.section, s.row_label, s.number, s.ord, s.tier, s.price
-           FROM UNNEST($2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::int[]) WITH ORDINALITY
-                AS s(id, section, row_label, number, tier, price, ord)"#,
-        event_id,
-        &ids,
-        &sections,
-        &rows,
-        &numbers,
-        &tiers,
-        &prices,
-    )
-    .execute(&mut *tx)
-    .await?;
-    tx.commit().await?;
-    Ok(CreatedEvent { event_id, seats_total })
-}
-
-pub(crate) fn event_status(now: DateTime<Utc>, starts_at: DateTime<Utc>, sale_opens_at: DateTime<Utc>, available: i64) -> String {
-    if starts_at <= now {
-        "past"
-    } else if sale_opens_at > now {
-        "upcoming"
-    } else if available == 0 {
-        "sold_out"
-    } else {
-        "on_sale"
-    }
-    .to_owned()
-}
-
-pub async fn list_events(pool: &sqlx::PgPool) -> Result<Vec<EventSummary>> {
-    let now = Utc::now();
-    let rows = sqlx::query!(
-        r#"SELECT e.event_id, e.name, e.kind, e.venue, e.starts_at AS "starts_at: DateTime<Utc>",
-                  e.sale_opens_at AS "sale_opens_at: DateTime<Utc>",
-                  (SELECT count(*) FROM seats s WHERE s.event_id = e.event_id) AS "seats_total!",
-                  (SELECT count(*) FROM seats s WHERE s.event_id = e.event_id
-                     AND (s.state = 'available' OR (s.state = 'held' AND s.hold_expires_at <= now()))) AS "seats_available!",
-                  (SELECT min(price_cents) FROM price_tiers t WHERE t.event_id = e.event_id) AS "price_min_cents!",
-                  (SELECT max(price_cents) FROM price_tiers t WHERE t.event_id = e.event_id) AS "price_max_cents!"
-           FROM events e
-           ORDER BY e.starts_at, e.name"#
-    )
-    .fetch_all(pool)
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(|r| EventSummary {
-            status: event_status(now, r.starts_at, r.sale_opens_at, r.seats_available),
-            event_id: r.event_id,
-            name: r.name,
-            kind: r.kind,
-            venue: r.venue,
-            starts_at: r.starts_at,
-            sale_opens_at: r.sale_opens_at,
-            seats_total: r.seats_total,
-            seats_available: r.seats_available,
-            price_min_cents: r.price_min_cents,
-            price_max_cents: r.price_max_cents,
-        })
-        .collect())
-}
-
 /// The event's booking rules, read on every hold.
 pub(crate) struct EventRules {
+    pub event_id: Uuid,
     pub sale_opens_at: DateTime<Utc>,
     pub hold_ttl_seconds: i32,
     pub max_seats_per_order: i32,
     pub waiting_room_enabled: bool,
+    pub published: bool,
+    pub cancelled: bool,
 }
 
-pub(crate) async fn event_rules(pool: &sqlx::PgPool, event_id: Uuid) -> Result<EventRules> {
-    sqlx::query_as!(
-        EventRules,
-        r#"SELECT sale_opens_at AS "sale_opens_at: DateTime<Utc>", hold_ttl_seconds, max_seats_per_order,
-                  waiting_room_enabled FROM events WHERE event_id = $1"#,
+impl EventRules {
+    /// May `fan` hold seats of this event now?
+    pub fn check_can_hold(&self, fan: Uuid, admission: Option<&Admission>) -> Result<()> {
+        if !self.published {
+            return Err(EngineError::NotFound);
+        }
+        if self.cancelled {
+            return Err(EngineError::EventCancelled);
+        }
+        if self.waiting_room_enabled && !admission.is_some_and(|a| a.admits(self.event_id, fan)) {
+            return Err(EngineError::NotAdmitted);
+        }
+        if self.sale_opens_at > Utc::now() {
+            return Err(EngineError::SaleNotOpen);
+        }
+        Ok(())
+    }
+}
+
+impl Engine {
+    pub async fn create_event(&self, new: &NewEvent, created_by: Option<Uuid>) -> Result<CreatedEvent> {
+        let seats_total = validate_new_event(new)?;
+        let event_id = Uuid::new_v4();
+        let mut tx = self.pool().begin().await?;
+        sqlx::query!(
+            r#"INSERT INTO events (event_id, name, kind, venue, starts_at, sale_opens_at, hold_ttl_seconds,
+                                   max_seats_per_order, waiting_room_enabled, published, created_by)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"#,
+            event_id,
+            new.name.trim(),
+            new.kind.trim(),
+            new.venue.trim(),
+            new.starts_at as DateTime<Utc>,
+            new.sale_opens_at as DateTime<Utc>,
+            new.hold_ttl_seconds,
+            new.max_seats_per_order,
+            new.waiting_room_enabled,
+            new.published,
+            created_by,
+        )
+        .execute(&mut *tx)
+        .await?;
+        let tier_names: Vec<String> = new.tiers.iter().map(|t| t.tier.clone()).collect();
+        let tier_prices: Vec<i32> = new.tiers.iter().map(|t| t.price_cents).collect();
+        sqlx::query!(
+            "INSERT INTO price_tiers (event_id, tier, price_cents) SELECT $1, * FROM UNNEST($2::text[], $3::int[])",
+            event_id,
+            &tier_names,
+            &tier_prices,
+        )
+        .execute(&mut *tx)
+        .await?;
+
+        let capacity = seats_total as usize;
+        let (mut ids, mut sections, mut rows, mut numbers, mut tiers, mut prices) = (
+            Vec::with_capacity(capacity),
+            Vec::with_capacity(capacity),
+            Vec::with_capacity(capacity),
+            Vec::with_capacity(capacity),
+            Vec::with_capacity(capacity),
+            Vec::with_capacity(capacity),
+        );
+        for s in &new.sections {
+            for r in &s.rows {
+                let price = new.tiers.iter().find(|t| t.tier == r.tier).map_or(0, |t| t.price_cents);
+                for n in 1..=r.seats {
+                    ids.push(format!("{}-{}-{}", s.section, r.row, n));
+                    sections.push(s.section.clone());
+                    rows.push(r.row.clone());
+                    numbers.push(n);
+                    tiers.push(r.tier.clone());
+                    prices.push(price);
+                }
+            }
+        }
+        sqlx::query!(
+            r#"INSERT INTO seats (event_id, seat_id, section, row_label, number, position, tier, price_cents)
+               SELECT $1, s.id, s.section, s.row_label, s.number, s.ord, s.tier, s.price
+               FROM UNNEST($2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::int[]) WITH ORDINALITY
+                    AS s(id, section, row_label, number, tier, price, ord)"#,
+            event_id,
+            &ids,
+            &sections,
+            &rows,
+            &numbers,
+            &tiers,
+            &prices,
+        )
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(CreatedEvent { event_id, seats_total })
+    }
+
+    /// The catalogue fans see: published events, soonest first, with their
+    /// seat counts from this instance's seat maps.
+    pub async fn events(&self) -> Result<Vec<EventSummary>> {
+        let ids = sqlx::query_scalar!("SELECT event_id FROM events WHERE published ORDER BY starts_at, name")
+            .fetch_all(self.pool())
+            .await?;
+        let mut list = Vec::with_capacity(ids.len());
+        for id in ids {
+            list.push(self.board().snapshot(id).await?.summary());
+        }
+        Ok(list)
+    }
+
+    /// The event itself (facts, rules and tiers), read from the database.
+    pub async fn event(&self, event_id: Uuid) -> Result<Event> {
+        load_event(self.pool(), event_id).await
+    }
+
+    pub(crate) async fn rules(&self, event_id: Uuid) -> Result<EventRules> {
+        let r = sqlx::query!(
+            r#"SELECT sale_opens_at AS "sale_opens_at: DateTime<Utc>", hold_ttl_seconds, max_seats_per_order,
+                      waiting_room_enabled, published, cancelled_at IS NOT NULL AS "cancelled!"
+               FROM events WHERE event_id = $1"#,
+            event_id
+        )
+        .fetch_optional(self.pool())
+        .await?
+        .ok_or(EngineError::NotFound)?;
+        Ok(EventRules {
+            event_id,
+            sale_opens_at: r.sale_opens_at,
+            hold_ttl_seconds: r.hold_ttl_seconds,
+            max_seats_per_order: r.max_seats_per_order,
+            waiting_room_enabled: r.waiting_room_enabled,
+            published: r.published,
+            cancelled: r.cancelled,
+        })
+    }
+
+    pub async fn find_event_by_name(&self, name: &str) -> Result<Option<Uuid>> {
+        Ok(sqlx::query_scalar!("SELECT event_id FROM events WHERE name = $1 ORDER BY created_at LIMIT 1", name)
+            .fetch_optional(self.pool())
+            .await?)
+    }
+}
+
+/// Reads an event (the one query every view of an event starts from).
+pub(crate) async fn load_event(pool: &sqlx::PgPool, event_id: Uuid) -> Result<Event> {
+    let e = sqlx::query!(
+        r#"SELECT event_id, name, kind, venue, starts_at AS "starts_at: DateTime<Utc>", sale_opens_at AS "sale_opens_at: DateTime<Utc>",
+                  hold_ttl_seconds, max_seats_per_order, waiting_room_enabled, published,
+                  cancelled_at AS "cancelled_at: DateTime<Utc>"
+           FROM events WHERE event_id = $1"#,
         event_id
     )
     .fetch_optional(pool)
     .await?
-    .ok_or(EngineError::NotFound)
+    .ok_or(EngineError::NotFound)?;
+    let tiers = sqlx::query_as!(
+        TierPrice,
+        "SELECT tier, price_cents FROM price_tiers WHERE event_id = $1 ORDER BY price_cents DESC, tier",
+        event_id
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(Event {
+        event_id: e.event_id,
+        name: e.name,
+        kind: e.kind,
+        venue: e.venue,
+        starts_at: e.starts_at,
+        sale_opens_at: e.sale_opens_at,
+        hold_ttl_seconds: e.hold_ttl_seconds,
+        max_seats_per_order: e.max_seats_per_order,
+        waiting_room_enabled: e.waiting_room_enabled,
+        published: e.published,
+        cancelled_at: e.cancelled_at,
+        tiers,
+    })
 }
 
-pub async fn find_event_by_name(pool: &sqlx::PgPool, name: &str) -> Result<Option<Uuid>> {
-    Ok(sqlx::query_scalar!("SELECT event_id FROM events WHERE name = $1 ORDER BY created_at LIMIT 1", name)
-        .fetch_optional(pool)
-        .await?)
+/// An event's catalogue entry, given how many seats it has and how many are free.
+pub fn summary(event: Event, seats_total: i64, seats_available: i64, now: DateTime<Utc>) -> EventSummary {
+    EventSummary {
+        status: EventStatus::of(&event, seats_available, now),
+        price_min_cents: event.tiers.iter().map(|t| t.price_cents).min().unwrap_or(0),
+        price_max_cents: event.tiers.iter().map(|t| t.price_cents).max().unwrap_or(0),
+        event,
+        seats_total,
+        seats_available,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use frontrow_model::{NewRow, NewSection};
 
     fn event() -> NewEvent {
         NewEvent {
@@ -245,9 +311,15 @@ mod tests {
             hold_ttl_seconds: 480,
             max_seats_per_order: 8,
             waiting_room_enabled: false,
+            published: true,
             tiers: vec![TierPrice { tier: "T".into(), price_cents: 100 }],
-            sections: vec![NewSection { section: "A".into(), rows: vec![NewRow { row: "1".into(), seats: 10, tier: "T".into() }] }],
+            sections: vec![NewSection { section: "A".into(), rows: vec![row("1", 10)] }],
+            layout_id: None,
         }
+    }
+
+    fn row(label: &str, seats: i32) -> NewRow {
+        NewRow { row: label.into(), seats, tier: "T".into(), aisles_after: vec![], wheelchair: vec![], companion: vec![] }
     }
 
     #[test]
@@ -273,5 +345,12 @@ mod tests {
         let mut e = event();
         e.sections[0].rows[0].seats = 1001;
         assert!(validate_new_event(&e).is_err());
+        let mut e = event();
+        e.sections[0].rows[0].aisles_after = vec![11];
+        assert!(validate_new_event(&e).is_err(), "an aisle after a seat the row does not have");
+        let mut e = event();
+        e.sections[0].rows[0].wheelchair = vec![2];
+        e.sections[0].rows[0].companion = vec![2];
+        assert!(validate_new_event(&e).is_err(), "one seat, two kinds");
     }
 }

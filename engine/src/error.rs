@@ -1,7 +1,11 @@
-use crate::model::Role;
+//! Every way an engine call can fail, and how each reads to a client.
 
-/// Every way an engine call can fail. The server maps each to one HTTP status
-/// and error code; nothing here knows about HTTP.
+use chrono::{DateTime, Utc};
+use frontrow_model::{AppError, ErrorKind, InvalidValue};
+use uuid::Uuid;
+
+/// An engine failure. The domain cases carry what a caller needs to act;
+/// `Database` and `Internal` are ours to log, never the client's to read.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     #[error("not found")]
@@ -9,7 +13,7 @@ pub enum EngineError {
     #[error("{0}")]
     InvalidInput(String),
     #[error("some seats are not available")]
-    SeatsUnavailable { conflict_seats: Vec<String> },
+    SeatsUnavailable { conflict_seats: Vec<String>, suggestion: Option<Vec<String>> },
     #[error("no {count} seats together are available in tier {tier}")]
     NoSeatsTogether { count: usize, tier: String },
     #[error("at most {max} seats per order for this event")]
@@ -20,6 +24,8 @@ pub enum EngineError {
     WaitingRoomOff,
     #[error("the sale has not opened yet")]
     SaleNotOpen,
+    #[error("this event is cancelled")]
+    EventCancelled,
     #[error("the hold has expired or its token is no longer current")]
     HoldExpired,
     #[error("a checkout for this hold is already in progress")]
@@ -32,12 +38,44 @@ pub enum EngineError {
     EmailTaken,
     #[error("wrong email or password")]
     InvalidCredentials,
-    #[error("requires role {required:?}")]
-    Forbidden { required: Role },
+    #[error("your account may not do this")]
+    Forbidden,
+    #[error("already refunded")]
+    AlreadyRefunded,
+    #[error("a checked-in ticket cannot be refunded")]
+    TicketUsed,
+    #[error("no ticket has this code")]
+    UnknownTicket,
+    #[error("this ticket was already admitted")]
+    AlreadyCheckedIn { checked_in_at: DateTime<Utc> },
+    #[error("this ticket was refunded")]
+    TicketRefunded,
+    #[error("this ticket is for another event")]
+    WrongEvent { event_id: Uuid },
+    #[error("the database is unavailable")]
+    Unavailable(#[source] sqlx::Error),
     #[error("database error: {0}")]
-    Database(#[from] sqlx::Error),
+    Database(#[source] sqlx::Error),
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+impl From<sqlx::Error> for EngineError {
+    fn from(e: sqlx::Error) -> Self {
+        // A database we cannot reach (or that is restarting) is an outage
+        // to wait out, not a bug: callers answer 503 and retry later.
+        match &e {
+            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) | sqlx::Error::Tls(_) => EngineError::Unavailable(e),
+            sqlx::Error::Database(db) if db.code().is_some_and(|c| c.starts_with("57P") || c.starts_with("08")) => EngineError::Unavailable(e),
+            _ => EngineError::Database(e),
+        }
+    }
+}
+
+impl From<InvalidValue> for EngineError {
+    fn from(e: InvalidValue) -> Self {
+        EngineError::InvalidInput(e.0)
+    }
 }
 
 impl EngineError {
@@ -47,3 +85,48 @@ impl EngineError {
 }
 
 pub type Result<T, E = EngineError> = std::result::Result<T, E>;
+
+/// How an engine failure reads to a client.
+impl From<EngineError> for AppError {
+    fn from(e: EngineError) -> Self {
+        use EngineError as E;
+        let message = e.to_string();
+        let kind = match e {
+            E::NotFound => return AppError::not_found(),
+            E::InvalidInput(m) => return AppError::invalid(m),
+            E::SeatsUnavailable { conflict_seats, suggestion } => {
+                let message = format!("not available: {}", conflict_seats.join(", "));
+                return AppError::new(ErrorKind::SeatsUnavailable { conflict_seats, suggestion }, message);
+            }
+            E::TooManySeats { max } => ErrorKind::TooManySeats { max_seats_per_order: max },
+            E::NoSeatsTogether { .. } => ErrorKind::NoSeatsTogether,
+            E::NotAdmitted => ErrorKind::NotAdmitted,
+            E::WaitingRoomOff => ErrorKind::WaitingRoomOff,
+            E::SaleNotOpen => ErrorKind::SaleNotOpen,
+            E::EventCancelled => ErrorKind::EventCancelled,
+            E::HoldExpired => ErrorKind::HoldExpired { checkout_id: None, refunded: None },
+            E::CheckoutInProgress => ErrorKind::CheckoutInProgress,
+            E::IdempotencyKeyReused => ErrorKind::IdempotencyKeyReused,
+            E::IdempotencyKeyInUse => ErrorKind::IdempotencyKeyInUse,
+            E::EmailTaken => ErrorKind::EmailTaken,
+            E::InvalidCredentials => ErrorKind::InvalidCredentials,
+            E::Forbidden => return AppError::forbidden(),
+            E::AlreadyRefunded => ErrorKind::AlreadyRefunded,
+            E::TicketUsed => ErrorKind::TicketUsed,
+            E::UnknownTicket => ErrorKind::UnknownTicket,
+            E::AlreadyCheckedIn { checked_in_at } => ErrorKind::AlreadyCheckedIn { checked_in_at },
+            E::TicketRefunded => ErrorKind::TicketRefunded,
+            E::WrongEvent { event_id } => ErrorKind::WrongEvent { event_id },
+            E::Unavailable(e) => {
+                tracing::warn!(error = %e, "database unavailable");
+                return AppError::unavailable();
+            }
+            e @ (E::Database(_) | E::Internal(_)) => {
+                // The detail goes to the log (with the request id), never to the client.
+                tracing::error!(error = %e, "internal error");
+                return AppError::internal();
+            }
+        };
+        AppError::new(kind, message)
+    }
+}

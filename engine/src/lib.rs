@@ -1,28 +1,35 @@
 //! The frontrow booking engine: the seat state machine and everything that
 //! must be exactly right about it (holds, checkout, payments, reconciliation,
-//! audit), over PostgreSQL. No HTTP types live here; the server and the Leptos
-//! app both call into this crate.
+//! audit), over PostgreSQL. No HTTP types live here.
+//!
+//! [`Engine`] is the one way in: the JSON API, the Leptos server functions,
+//! the server-rendered pages and the command line all call its methods,
+//! so they cannot drift apart. Its connection pool is private.
 
 pub mod accounts;
 pub mod admission;
-pub mod audit;
+mod audit;
 pub mod best;
+mod bookings;
 pub mod catalogue;
 pub mod checkout;
+pub mod db;
 pub mod error;
-pub mod holds;
+mod holds;
 pub mod live;
-pub mod model;
 pub mod payment;
 pub mod queue;
-pub mod reaper;
+mod reaper;
 pub mod reconcile;
+mod seats;
 mod tokens;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-pub use error::EngineError;
+pub use admission::Admission;
+pub use error::{EngineError, Result};
+pub use frontrow_model as model;
 pub use payment::PaymentProvider;
 
 /// Migrations embedded at compile time from the workspace's `migrations/`.
@@ -42,6 +49,8 @@ pub struct EngineSettings {
     pub checkout_lease: Duration,
     /// ISO 4217 currency of every price, lower case as providers expect.
     pub currency: String,
+    /// Signs admission tokens (every instance sharing a database shares it).
+    pub admission_secret: Arc<[u8]>,
 }
 
 impl Default for EngineSettings {
@@ -51,47 +60,77 @@ impl Default for EngineSettings {
             payment_grace: Duration::from_secs(600),
             checkout_lease: Duration::from_secs(30),
             currency: "eur".to_owned(),
+            admission_secret: Arc::from(&b""[..]),
         }
     }
 }
 
-/// The engine: a connection pool, a payment provider and the policy settings.
+/// The engine: a connection pool, a payment provider, the policy settings,
+/// and this instance's in-memory seat maps and waiting-room feeds. Cheap to
+/// clone (one shared instance behind an `Arc`).
 #[derive(Clone)]
 pub struct Engine {
-    pub pool: sqlx::PgPool,
-    pub provider: Arc<dyn PaymentProvider>,
-    pub settings: EngineSettings,
-    /// This instance's in-memory seat maps, kept current by notifications.
-    pub board: Arc<live::SeatBoard>,
-    /// This instance's fan-out of waiting-room admission rounds.
-    pub queue_feed: Arc<queue::QueueFeed>,
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    pool: sqlx::PgPool,
+    provider: Arc<dyn PaymentProvider>,
+    settings: EngineSettings,
+    board: live::SeatBoard,
+    queue_feed: queue::QueueFeed,
     /// Batches concurrent queue joins; started on first use (and again if
     /// its task ever ended).
-    joiner: Arc<std::sync::Mutex<Option<Arc<queue::Joiner>>>>,
+    joiner: Mutex<Option<Arc<queue::Joiner>>>,
 }
 
 impl Engine {
-    /// Joins the fan to the event's waiting room (joins arriving together
-    /// share one database call).
-    pub async fn join_queue(&self, event_id: uuid::Uuid, user_id: uuid::Uuid) -> error::Result<String> {
-        let joiner = {
-            let mut slot = self.joiner.lock().unwrap_or_else(|e| e.into_inner());
-            match slot.as_ref() {
-                Some(joiner) if joiner.is_running() => joiner.clone(),
-                _ => slot.insert(Arc::new(queue::Joiner::start(self.pool.clone()))).clone(),
-            }
-        };
-        joiner.join(event_id, user_id).await
-    }
-
     pub fn new(pool: sqlx::PgPool, provider: Arc<dyn PaymentProvider>, settings: EngineSettings) -> Self {
         Self {
-            board: Arc::new(live::SeatBoard::new(pool.clone())),
-            queue_feed: Arc::default(),
-            joiner: Arc::default(),
-            pool,
-            provider,
-            settings,
+            inner: Arc::new(Inner {
+                board: live::SeatBoard::new(pool.clone()),
+                queue_feed: queue::QueueFeed::default(),
+                joiner: Mutex::default(),
+                pool,
+                provider,
+                settings,
+            }),
         }
+    }
+
+    fn pool(&self) -> &sqlx::PgPool {
+        &self.inner.pool
+    }
+
+    fn provider(&self) -> &dyn PaymentProvider {
+        self.inner.provider.as_ref()
+    }
+
+    pub fn settings(&self) -> &EngineSettings {
+        &self.inner.settings
+    }
+
+    /// This instance's live seat maps.
+    pub fn board(&self) -> &live::SeatBoard {
+        &self.inner.board
+    }
+
+    /// This instance's fan-out of waiting-room admission rounds.
+    pub fn queue_feed(&self) -> &queue::QueueFeed {
+        &self.inner.queue_feed
+    }
+
+    /// Ready when the database answers and every migration this build knows
+    /// is applied: `Ok((applied, expected))`.
+    pub async fn migrations_applied(&self) -> Result<(i64, i64)> {
+        let expected = MIGRATOR.iter().filter(|m| m.migration_type.is_up_migration()).count() as i64;
+        let applied: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations WHERE success").fetch_one(self.pool()).await?;
+        Ok((applied, expected))
+    }
+
+    /// Keeps this instance's seat maps and waiting-room feeds current until
+    /// `stop` completes (see [`live::listen`]).
+    pub async fn listen(&self, stop: impl std::future::Future<Output = ()>) {
+        live::listen(self, stop).await
     }
 }

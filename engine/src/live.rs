@@ -25,14 +25,17 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use sqlx::postgres::PgListener;
 use tokio::sync::{broadcast, OnceCell};
 use uuid::Uuid;
 
+use frontrow_model::live::{LiveFrame, SeatChange};
+use frontrow_model::{Event, EventDetail, EventSummary, SeatKind, SeatMap, SeatStatus, SeatView, SectionSummary};
+
+use crate::db::SeatState;
 use crate::error::{EngineError, Result};
-use crate::queue::QueueFeed;
-use crate::model::{EventDetail, EventSummary, SeatMap, SeatState, SeatStatus, SeatView, SectionSummary, TierPrice};
+use crate::Engine;
 
 /// The notification channel the `seats_notify_changes` trigger writes to.
 pub const CHANNEL: &str = "frontrow_seats";
@@ -46,8 +49,10 @@ const FEED_CAPACITY: usize = 256;
 pub struct LayoutSeat {
     pub seat_id: String,
     pub number: i32,
+    /// Into the event's tiers.
     pub tier_index: usize,
     pub price_cents: i32,
+    pub kind: SeatKind,
 }
 
 #[derive(Debug, Clone)]
@@ -63,20 +68,10 @@ pub struct LayoutSection {
     pub rows: Vec<LayoutRow>,
 }
 
-/// An event's fixed facts and seating plan.
+/// An event and its seating plan.
 #[derive(Debug, Clone)]
 pub struct EventLayout {
-    pub event_id: Uuid,
-    pub name: String,
-    pub kind: String,
-    pub venue: String,
-    pub starts_at: DateTime<Utc>,
-    pub sale_opens_at: DateTime<Utc>,
-    pub hold_ttl_seconds: i32,
-    pub max_seats_per_order: i32,
-    pub waiting_room_enabled: bool,
-    /// Dearest first.
-    pub tiers: Vec<TierPrice>,
+    pub event: Event,
     pub seats: Vec<LayoutSeat>,
     pub sections: Vec<LayoutSection>,
     index: HashMap<String, usize>,
@@ -116,6 +111,7 @@ struct SeatCell {
 }
 
 impl SeatCell {
+    /// What the seat is now, for staff (fans see [`SeatStatus::for_fans`]).
     fn status(&self, now_ms: i64) -> SeatStatus {
         match self.state {
             SeatState::Available => SeatStatus::Available,
@@ -123,6 +119,7 @@ impl SeatCell {
             SeatState::Held if self.hold_expires_ms.is_some_and(|t| t <= now_ms) => SeatStatus::Available,
             SeatState::Held | SeatState::PaymentPending => SeatStatus::Held,
             SeatState::Sold => SeatStatus::Sold,
+            SeatState::Blocked => SeatStatus::Blocked,
         }
     }
 }
@@ -168,33 +165,12 @@ pub struct LiveEvent {
     feed: broadcast::Sender<FeedMessage>,
 }
 
-#[derive(Debug, Serialize)]
-struct SeatStatusEntry<'a> {
-    seat_id: &'a str,
-    status: SeatStatus,
-}
-
-#[derive(Debug, Serialize)]
-struct ChangeEntry<'a> {
-    seat_id: &'a str,
-    status: SeatStatus,
-    version: i64,
-}
-
-/// `version` is the newest seat version (the contract's); `epoch` and `seq`
-/// are what a viewer hands back to resume (`?epoch=…&since=…`).
-#[derive(Debug, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum Frame<'a> {
-    Snapshot { version: i64, epoch: u32, seq: u64, seats: Vec<SeatStatusEntry<'a>> },
-    Diff { version: i64, epoch: u32, seq: u64, changes: Vec<ChangeEntry<'a>> },
-}
-
 /// A consistent copy of an event's seat map at one moment.
 #[derive(Debug, Clone)]
 pub struct BoardSnapshot {
     pub layout: Arc<EventLayout>,
-    /// Aligned with `layout.seats`.
+    /// Aligned with `layout.seats`; as staff see them (fans see blocked
+    /// seats as sold).
     pub statuses: Vec<SeatStatus>,
     pub version: i64,
     /// Where a viewer of this snapshot resumes the live feed from.
@@ -208,32 +184,19 @@ impl BoardSnapshot {
         self.statuses.iter().filter(|s| **s == SeatStatus::Available).count() as i64
     }
 
+    /// How many seats are in each state, as staff count them.
+    pub fn count(&self, status: SeatStatus) -> i64 {
+        self.statuses.iter().filter(|s| **s == status).count() as i64
+    }
+
     pub fn summary(&self) -> EventSummary {
-        let l = &self.layout;
-        let available = self.seats_available();
-        EventSummary {
-            event_id: l.event_id,
-            name: l.name.clone(),
-            kind: l.kind.clone(),
-            venue: l.venue.clone(),
-            starts_at: l.starts_at,
-            sale_opens_at: l.sale_opens_at,
-            status: crate::catalogue::event_status(self.taken_at, l.starts_at, l.sale_opens_at, available),
-            seats_total: l.seats.len() as i64,
-            seats_available: available,
-            price_min_cents: l.tiers.iter().map(|t| t.price_cents).min().unwrap_or(0),
-            price_max_cents: l.tiers.iter().map(|t| t.price_cents).max().unwrap_or(0),
-        }
+        crate::catalogue::summary(self.layout.event.clone(), self.layout.seats.len() as i64, self.seats_available(), self.taken_at)
     }
 
     pub fn detail(&self) -> EventDetail {
         let l = &self.layout;
         EventDetail {
             summary: self.summary(),
-            hold_ttl_seconds: l.hold_ttl_seconds,
-            max_seats_per_order: l.max_seats_per_order,
-            waiting_room_enabled: l.waiting_room_enabled,
-            tiers: l.tiers.clone(),
             sections: l
                 .sections
                 .iter()
@@ -246,7 +209,7 @@ impl BoardSnapshot {
         }
     }
 
-    /// The contract's seat list, optionally one section only.
+    /// The contract's seat list as fans see it, optionally one section only.
     pub fn seat_map(&self, section: Option<&str>) -> SeatMap {
         let l = &self.layout;
         let mut seats = Vec::new();
@@ -254,7 +217,7 @@ impl BoardSnapshot {
             for row in &s.rows {
                 for &i in &row.seats {
                     let seat = &l.seats[i];
-                    let tier = &l.tiers[seat.tier_index];
+                    let tier = &l.event.tiers[seat.tier_index];
                     seats.push(SeatView {
                         seat_id: seat.seat_id.clone(),
                         section: s.name.clone(),
@@ -262,12 +225,13 @@ impl BoardSnapshot {
                         number: seat.number,
                         tier: tier.tier.clone(),
                         price_cents: seat.price_cents,
-                        status: self.statuses[i],
+                        status: self.statuses[i].for_fans(),
+                        kind: seat.kind,
                     });
                 }
             }
         }
-        SeatMap { event_id: l.event_id, version: self.version, seats }
+        SeatMap { event_id: l.event.event_id, version: self.version, seats }
     }
 }
 
@@ -327,9 +291,9 @@ impl LiveEvent {
                 None => true,
                 Some(seq) => c.seq > seq || (c.state == SeatState::Held && c.hold_expires_ms.is_some_and(|t| t <= now_ms)),
             })
-            .map(|(i, c)| SeatStatusEntry { seat_id: &layout.seats[i].seat_id, status: c.status(now_ms) })
+            .map(|(i, c)| SeatChange { seat_id: layout.seats[i].seat_id.as_str().into(), status: c.status(now_ms).for_fans(), version: None })
             .collect();
-        serde_json::to_string(&Frame::Snapshot { version: cells.version, epoch: self.epoch, seq: cells.seq, seats }).ok()
+        serde_json::to_string(&LiveFrame::Snapshot { version: cells.version, epoch: self.epoch, seq: cells.seq, seats }).ok()
     }
 
     /// Applies one notification's changes and tells viewers about the seats
@@ -348,7 +312,7 @@ impl LiveEvent {
         let mut changed = Vec::new();
         for change in changes {
             if let Some((i, status, version)) = cells.merge(&layout, change, now_ms) {
-                changed.push(ChangeEntry { seat_id: &layout.seats[i].seat_id, status, version });
+                changed.push(SeatChange { seat_id: layout.seats[i].seat_id.as_str().into(), status: status.for_fans(), version: Some(version) });
             }
         }
         if changed.is_empty() || self.feed.receiver_count() == 0 {
@@ -357,7 +321,7 @@ impl LiveEvent {
         // Sent under the lock: a viewer subscribes before it reads its
         // snapshot, so every diff it receives is either in that snapshot
         // (and replays harmlessly, in order) or newer.
-        let frame = Frame::Diff { version: cells.version, epoch: self.epoch, seq: cells.seq, changes: changed };
+        let frame = LiveFrame::Diff { version: cells.version, epoch: self.epoch, seq: cells.seq, changes: changed };
         if let Ok(text) = serde_json::to_string(&frame) {
             let _ = self.feed.send(FeedMessage::Diff(text.into()));
         }
@@ -509,22 +473,7 @@ impl SeatBoard {
 }
 
 async fn load_event(pool: &sqlx::PgPool, event_id: Uuid) -> Result<(EventLayout, Vec<(usize, SeatCell)>)> {
-    let e = sqlx::query!(
-        r#"SELECT name, kind, venue, starts_at AS "starts_at: DateTime<Utc>", sale_opens_at AS "sale_opens_at: DateTime<Utc>",
-                  hold_ttl_seconds, max_seats_per_order, waiting_room_enabled
-           FROM events WHERE event_id = $1"#,
-        event_id
-    )
-    .fetch_optional(pool)
-    .await?
-    .ok_or(EngineError::NotFound)?;
-    let tiers = sqlx::query_as!(
-        TierPrice,
-        "SELECT tier, price_cents FROM price_tiers WHERE event_id = $1 ORDER BY price_cents DESC, tier",
-        event_id
-    )
-    .fetch_all(pool)
-    .await?;
+    let event = crate::catalogue::load_event(pool, event_id).await?;
     let rows = sqlx::query!(
         r#"SELECT seat_id, section, row_label, number, tier, price_cents, state AS "state: SeatState", version,
                   (extract(epoch FROM hold_expires_at) * 1000)::bigint AS hold_expires_ms
@@ -535,7 +484,7 @@ async fn load_event(pool: &sqlx::PgPool, event_id: Uuid) -> Result<(EventLayout,
     .fetch_all(pool)
     .await?;
 
-    let tier_index: HashMap<&str, usize> = tiers.iter().enumerate().map(|(i, t)| (t.tier.as_str(), i)).collect();
+    let tier_index: HashMap<&str, usize> = event.tiers.iter().enumerate().map(|(i, t)| (t.tier.as_str(), i)).collect();
     let mut seats = Vec::with_capacity(rows.len());
     let mut cells = Vec::with_capacity(rows.len());
     let mut sections: Vec<LayoutSection> = Vec::new();
@@ -558,20 +507,12 @@ async fn load_event(pool: &sqlx::PgPool, event_id: Uuid) -> Result<(EventLayout,
             number: r.number,
             tier_index: tier_index.get(r.tier.as_str()).copied().unwrap_or(0),
             price_cents: r.price_cents,
+            kind: SeatKind::Standard,
         });
         cells.push((i, SeatCell { state: r.state, version: r.version, hold_expires_ms: r.hold_expires_ms, seq: 0 }));
     }
     let layout = EventLayout {
-        event_id,
-        name: e.name,
-        kind: e.kind,
-        venue: e.venue,
-        starts_at: e.starts_at,
-        sale_opens_at: e.sale_opens_at,
-        hold_ttl_seconds: e.hold_ttl_seconds,
-        max_seats_per_order: e.max_seats_per_order,
-        waiting_room_enabled: e.waiting_room_enabled,
-        tiers,
+        event,
         seats,
         sections,
         index,
@@ -582,14 +523,15 @@ async fn load_event(pool: &sqlx::PgPool, event_id: Uuid) -> Result<(EventLayout,
 /// Listens for seat changes (and admission rounds) until `stop` completes, reconnecting after
 /// errors. Every (re)connection resynchronises the board, since changes made
 /// while nobody listened were not heard.
-pub async fn listen(board: Arc<SeatBoard>, queue_feed: Arc<QueueFeed>, stop: impl Future<Output = ()>) {
+pub(crate) async fn listen(engine: &Engine, stop: impl Future<Output = ()>) {
+    let (board, queue_feed) = (engine.board(), engine.queue_feed());
     tokio::pin!(stop);
     loop {
         let session = async {
             let mut listener = PgListener::connect_with(&board.pool).await?;
             listener.listen_all([CHANNEL, crate::queue::CHANNEL]).await?;
             board.resync_all().await.map_err(|e| match e {
-                EngineError::Database(e) => e,
+                EngineError::Database(e) | EngineError::Unavailable(e) => e,
                 other => sqlx::Error::Protocol(other.to_string()),
             })?;
             loop {

@@ -14,13 +14,14 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use frontrow_model::{QueueSettings, QueueState, QueueStats, QueueView};
+use serde::Deserialize;
 use tokio::sync::{broadcast, mpsc, oneshot};
-use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::admission::{self, AdmissionClaims};
+use crate::admission::AdmissionClaims;
 use crate::error::{EngineError, Result};
+use crate::Engine;
 
 /// The channel admission rounds are announced on (fans' live positions).
 pub const CHANNEL: &str = "frontrow_queue";
@@ -30,25 +31,6 @@ pub const ADMISSION_TTL: Duration = Duration::from_secs(300);
 /// How long an instance keeps the admission lease without renewing it.
 pub const LEASE: Duration = Duration::from_secs(3);
 
-/// What a fan in the queue is told.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
-pub struct QueueView {
-    pub queue_token: String,
-    /// `waiting`, `admitted`, `sold_out` or `expired`.
-    pub state: String,
-    /// Fans ahead of this one (0 when admitted). In the pre-queue, before the
-    /// opening draw, the number of fans in the pre-queue.
-    pub position: i64,
-    /// Seconds until admission at the measured admission rate, if known.
-    pub eta_seconds: Option<i64>,
-    /// True while waiting for the random draw at the sale's opening.
-    pub draw_pending: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub admission_token: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub admission_expires_at: Option<DateTime<Utc>>,
-}
-
 /// One admission round's figures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TickOutcome {
@@ -57,34 +39,6 @@ pub struct TickOutcome {
     pub target: i64,
     pub admitted: i64,
     pub admitted_through: i64,
-}
-
-/// Staff view of an event's waiting room.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
-pub struct QueueStats {
-    pub waiting_room_enabled: bool,
-    pub paused: bool,
-    pub admission_factor: f64,
-    pub max_active: i32,
-    /// Fans waiting (numbered and in the pre-queue).
-    pub queue_length: i64,
-    pub prequeue: i64,
-    /// Admitted fans whose admission has not lapsed.
-    pub active_shoppers: i64,
-    pub admitted_total: i64,
-    /// Admissions per second, smoothed over recent rounds.
-    pub admission_rate: f64,
-    pub drawn_at: Option<DateTime<Utc>>,
-    pub last_tick_at: Option<DateTime<Utc>>,
-}
-
-/// Staff changes to an event's waiting room; `None` leaves a field alone.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
-pub struct QueueSettings {
-    pub waiting_room_enabled: Option<bool>,
-    pub paused: Option<bool>,
-    pub admission_factor: Option<f64>,
-    pub max_active: Option<i32>,
 }
 
 fn new_queue_token() -> String {
@@ -191,231 +145,6 @@ async fn join_batch(pool: &sqlx::PgPool, event_id: Uuid, users: &[Uuid]) -> Resu
     Ok(rows.into_iter().map(|r| (r.user_id, r.token)).collect())
 }
 
-/// Where the fan stands. `remaining` is the event's available seat count
-/// (from the live seat map: no query). An admitted fan's admission is
-/// renewed and a fresh admission token signed for `binding` (their session).
-pub async fn status(
-    pool: &sqlx::PgPool,
-    secret: &[u8],
-    event_id: Uuid,
-    queue_token: &str,
-    binding: &str,
-    remaining: i64,
-) -> Result<(Uuid, QueueView)> {
-    let row = sqlx::query!(
-        r#"SELECT e.user_id, e.ticket, e.admission_id, e.admission_expires_at > now() AS "live_admission?",
-                  q.admitted_through, q.prequeue, q.admit_rate
-           FROM queue_entries e JOIN queues q USING (event_id)
-           WHERE e.event_id = $1 AND e.queue_token = $2"#,
-        event_id,
-        queue_token
-    )
-    .fetch_optional(pool)
-    .await?
-    .ok_or(EngineError::NotFound)?;
-    let mut view = QueueView {
-        queue_token: queue_token.to_owned(),
-        state: "waiting".to_owned(),
-        position: 0,
-        eta_seconds: None,
-        draw_pending: false,
-        admission_token: None,
-        admission_expires_at: None,
-    };
-    match (row.admission_id, row.live_admission) {
-        (Some(admission_id), Some(true)) => {
-            // Renewed while the fan is around; it lapses once they leave.
-            let expires_at = sqlx::query_scalar!(
-                r#"UPDATE queue_entries SET admission_expires_at = now() + make_interval(secs => $3)
-                   WHERE event_id = $1 AND queue_token = $2 RETURNING admission_expires_at AS "at!: DateTime<Utc>""#,
-                event_id,
-                queue_token,
-                ADMISSION_TTL.as_secs_f64()
-            )
-            .fetch_one(pool)
-            .await?;
-            let claims = AdmissionClaims { event_id, user_id: row.user_id, admission_id, expires_at: expires_at.timestamp(), binding: binding.to_owned() };
-            view.state = "admitted".to_owned();
-            view.admission_token = Some(admission::sign(secret, &claims));
-            view.admission_expires_at = Some(expires_at);
-        }
-        (Some(_), _) => view.state = "expired".to_owned(),
-        (None, _) if remaining <= 0 => view.state = "sold_out".to_owned(),
-        (None, _) => match row.ticket {
-            None => {
-                view.draw_pending = true;
-                view.position = row.prequeue;
-            }
-            Some(ticket) => {
-                view.position = (ticket - row.admitted_through - 1).max(0);
-                view.eta_seconds = (row.admit_rate > 0.01).then(|| ((view.position + 1) as f64 / row.admit_rate).ceil() as i64);
-            }
-        },
-    }
-    Ok((row.user_id, view))
-}
-
-/// Events whose waiting room is on and whose show has not started.
-pub async fn active_events(pool: &sqlx::PgPool) -> Result<Vec<Uuid>> {
-    Ok(sqlx::query_scalar!("SELECT event_id FROM events WHERE waiting_room_enabled AND starts_at > now()")
-        .fetch_all(pool)
-        .await?)
-}
-
-/// One admission round for the event, if this instance holds (or can take)
-/// the lease and a second has passed since the last round. Returns `None`
-/// when another instance is in charge or it is too soon.
-pub async fn tick(pool: &sqlx::PgPool, event_id: Uuid, instance_id: Uuid) -> Result<Option<TickOutcome>> {
-    let mut tx = pool.begin().await?;
-    sqlx::query!("INSERT INTO queues (event_id) VALUES ($1) ON CONFLICT (event_id) DO NOTHING", event_id)
-        .execute(&mut *tx)
-        .await?;
-    let lease = sqlx::query!(
-        r#"UPDATE queues q
-              SET leader_id = $2, leader_until = now() + make_interval(secs => $3), last_tick_at = now()
-            WHERE event_id = $1
-              AND (leader_id = $2 OR leader_until IS NULL OR leader_until < now())
-              AND (last_tick_at IS NULL OR last_tick_at <= now() - interval '900 milliseconds')
-        RETURNING admitted_through, next_ticket, drawn_at AS "drawn_at: DateTime<Utc>", admit_rate,
-                  extract(epoch FROM now() - coalesce((SELECT max(at) FROM admission_ticks t WHERE t.event_id = q.event_id), now()))::float8 AS "elapsed!""#,
-        event_id,
-        instance_id,
-        LEASE.as_secs_f64()
-    )
-    .fetch_optional(&mut *tx)
-    .await?;
-    let Some(lease) = lease else {
-        tx.rollback().await?;
-        return Ok(None);
-    };
-    let event = sqlx::query!(
-        r#"SELECT sale_opens_at <= now() AS "open!", admission_paused, admission_factor, max_active, waiting_room_enabled
-           FROM events WHERE event_id = $1"#,
-        event_id
-    )
-    .fetch_one(&mut *tx)
-    .await?;
-    if event.open && lease.drawn_at.is_none() {
-        sqlx::query_scalar!("SELECT queue_draw($1)", event_id).fetch_one(&mut *tx).await?;
-    }
-    let counts = sqlx::query!(
-        r#"SELECT (SELECT count(*) FROM seats WHERE event_id = $1
-                     AND (state = 'available' OR (state = 'held' AND hold_expires_at <= now()))) AS "remaining!",
-                  (SELECT count(*) FROM queue_entries WHERE event_id = $1 AND admission_id IS NOT NULL
-                     AND admission_expires_at > now()) AS "active!",
-                  (SELECT next_ticket FROM queues WHERE event_id = $1) AS "next_ticket!""#,
-        event_id
-    )
-    .fetch_one(&mut *tx)
-    .await?;
-    let target = ((event.admission_factor * counts.remaining as f64).ceil() as i64).min(i64::from(event.max_active));
-    let waiting = counts.next_ticket - lease.admitted_through;
-    let slots = if event.open && !event.admission_paused && event.waiting_room_enabled {
-        (target - counts.active).clamp(0, waiting)
-    } else {
-        0
-    };
-    let through = lease.admitted_through + slots;
-    if slots > 0 {
-        sqlx::query!(
-            r#"UPDATE queue_entries
-                  SET admission_id = gen_random_uuid(), admitted_at = now(),
-                      admission_expires_at = now() + make_interval(secs => $4)
-                WHERE event_id = $1 AND ticket > $2 AND ticket <= $3 AND admission_id IS NULL"#,
-            event_id,
-            lease.admitted_through,
-            through,
-            ADMISSION_TTL.as_secs_f64()
-        )
-        .execute(&mut *tx)
-        .await?;
-    }
-    // Smoothed rate: recent rounds weigh most, so ETAs follow the pace.
-    let per_second = slots as f64 / lease.elapsed.max(1.0);
-    let rate = if lease.admit_rate == 0.0 { per_second } else { 0.7 * lease.admit_rate + 0.3 * per_second };
-    sqlx::query!(
-        "UPDATE queues SET admitted_through = $2, admit_rate = $3 WHERE event_id = $1",
-        event_id,
-        through,
-        rate
-    )
-    .execute(&mut *tx)
-    .await?;
-    sqlx::query!(
-        "INSERT INTO admission_ticks (event_id, instance_id, remaining, active, admitted) VALUES ($1, $2, $3, $4, $5)",
-        event_id,
-        instance_id,
-        counts.remaining,
-        counts.active,
-        slots
-    )
-    .execute(&mut *tx)
-    .await?;
-    let payload = serde_json::json!({ "e": event_id, "a": through, "r": rate, "s": counts.remaining }).to_string();
-    sqlx::query!("SELECT pg_notify($1, $2)", CHANNEL, payload).execute(&mut *tx).await?;
-    tx.commit().await?;
-    metrics::counter!("frontrow_queue_admitted_total").increment(slots as u64);
-    Ok(Some(TickOutcome { remaining: counts.remaining, active: counts.active, target, admitted: slots, admitted_through: through }))
-}
-
-pub async fn stats(pool: &sqlx::PgPool, event_id: Uuid) -> Result<QueueStats> {
-    let r = sqlx::query!(
-        r#"SELECT e.waiting_room_enabled, e.admission_paused, e.admission_factor, e.max_active,
-                  coalesce(q.next_ticket - q.admitted_through, 0) AS "numbered!",
-                  coalesce(q.prequeue, 0) AS "prequeue!",
-                  coalesce(q.admitted_through, 0) AS "admitted_total!",
-                  coalesce(q.admit_rate, 0) AS "rate!",
-                  q.drawn_at AS "drawn_at: DateTime<Utc>", q.last_tick_at AS "last_tick_at: DateTime<Utc>",
-                  (SELECT count(*) FROM queue_entries x WHERE x.event_id = e.event_id AND x.admission_id IS NOT NULL
-                     AND x.admission_expires_at > now()) AS "active!"
-           FROM events e LEFT JOIN queues q USING (event_id) WHERE e.event_id = $1"#,
-        event_id
-    )
-    .fetch_optional(pool)
-    .await?
-    .ok_or(EngineError::NotFound)?;
-    Ok(QueueStats {
-        waiting_room_enabled: r.waiting_room_enabled,
-        paused: r.admission_paused,
-        admission_factor: r.admission_factor,
-        max_active: r.max_active,
-        queue_length: r.numbered + r.prequeue,
-        prequeue: r.prequeue,
-        active_shoppers: r.active,
-        admitted_total: r.admitted_total,
-        admission_rate: r.rate,
-        drawn_at: r.drawn_at,
-        last_tick_at: r.last_tick_at,
-    })
-}
-
-pub async fn configure(pool: &sqlx::PgPool, event_id: Uuid, s: &QueueSettings) -> Result<QueueStats> {
-    if s.admission_factor.is_some_and(|k| !(k > 0.0 && k <= 20.0)) {
-        return Err(EngineError::invalid("admission_factor must be above 0 and at most 20"));
-    }
-    if s.max_active.is_some_and(|m| !(1..=1_000_000).contains(&m)) {
-        return Err(EngineError::invalid("max_active must be 1 to 1000000"));
-    }
-    let updated = sqlx::query!(
-        r#"UPDATE events SET waiting_room_enabled = coalesce($2, waiting_room_enabled),
-                             admission_paused = coalesce($3, admission_paused),
-                             admission_factor = coalesce($4, admission_factor),
-                             max_active = coalesce($5, max_active)
-           WHERE event_id = $1"#,
-        event_id,
-        s.waiting_room_enabled,
-        s.paused,
-        s.admission_factor,
-        s.max_active
-    )
-    .execute(pool)
-    .await?;
-    if updated.rows_affected() == 0 {
-        return Err(EngineError::NotFound);
-    }
-    stats(pool, event_id).await
-}
-
 /// An admission round as announced on [`CHANNEL`].
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 pub struct QueueRound {
@@ -461,32 +190,276 @@ impl QueueFeed {
     }
 }
 
-/// A queue entry's ticket (`None` before the draw) and whether it has been
-/// admitted, for the live position feed.
-pub async fn entry(pool: &sqlx::PgPool, event_id: Uuid, queue_token: &str) -> Result<(Option<i64>, bool)> {
-    let row = sqlx::query!(
-        "SELECT ticket, admission_id IS NOT NULL AS \"admitted!\" FROM queue_entries WHERE event_id = $1 AND queue_token = $2",
-        event_id,
-        queue_token
-    )
-    .fetch_optional(pool)
-    .await?
-    .ok_or(EngineError::NotFound)?;
-    Ok((row.ticket, row.admitted))
-}
+impl Engine {
+    /// Joins the fan to the event's waiting room (joins arriving together
+    /// share one database call). Joining again keeps the place and the token.
+    pub async fn join_queue(&self, event_id: Uuid, user_id: Uuid) -> Result<String> {
+        let joiner = {
+            let mut slot = self.inner.joiner.lock().unwrap_or_else(|e| e.into_inner());
+            match slot.as_ref() {
+                Some(joiner) if joiner.is_running() => joiner.clone(),
+                _ => slot.insert(std::sync::Arc::new(Joiner::start(self.pool().clone()))).clone(),
+            }
+        };
+        joiner.join(event_id, user_id).await
+    }
 
-/// Whose queue entry the token is.
-pub async fn owner(pool: &sqlx::PgPool, event_id: Uuid, queue_token: &str) -> Result<Uuid> {
-    sqlx::query_scalar!("SELECT user_id FROM queue_entries WHERE event_id = $1 AND queue_token = $2", event_id, queue_token)
+    /// Where the fan stands; "sold out" comes from the live seat map's count
+    /// (no query). An admitted fan's admission is
+    /// renewed and a fresh admission token signed for `binding` (their session).
+    pub async fn queue_status(&self, event_id: Uuid, queue_token: &str, binding: &str) -> Result<(Uuid, QueueView)> {
+        let pool = self.pool();
+        let remaining = self.board().snapshot(event_id).await?.seats_available();
+        let row = sqlx::query!(
+            r#"SELECT e.user_id, e.ticket, e.admission_id, e.admission_expires_at > now() AS "live_admission?",
+                      q.admitted_through, q.prequeue, q.admit_rate
+               FROM queue_entries e JOIN queues q USING (event_id)
+               WHERE e.event_id = $1 AND e.queue_token = $2"#,
+            event_id,
+            queue_token
+        )
         .fetch_optional(pool)
         .await?
-        .ok_or(EngineError::NotFound)
-}
+        .ok_or(EngineError::NotFound)?;
+        let mut view = QueueView {
+            queue_token: queue_token.to_owned(),
+            state: QueueState::Waiting,
+            position: 0,
+            eta_seconds: None,
+            draw_pending: false,
+            admission_token: None,
+            admission_expires_at: None,
+        };
+        match (row.admission_id, row.live_admission) {
+            (Some(admission_id), Some(true)) => {
+                // Renewed while the fan is around; it lapses once they leave.
+                let expires_at = sqlx::query_scalar!(
+                    r#"UPDATE queue_entries SET admission_expires_at = now() + make_interval(secs => $3)
+                       WHERE event_id = $1 AND queue_token = $2 RETURNING admission_expires_at AS "at!: DateTime<Utc>""#,
+                    event_id,
+                    queue_token,
+                    ADMISSION_TTL.as_secs_f64()
+                )
+                .fetch_one(pool)
+                .await?;
+                let claims = AdmissionClaims { event_id, user_id: row.user_id, admission_id, expires_at: expires_at.timestamp(), binding: binding.to_owned() };
+                view.state = QueueState::Admitted;
+                view.admission_token = Some(self.sign_admission(&claims));
+                view.admission_expires_at = Some(expires_at);
+            }
+            (Some(_), _) => view.state = QueueState::Expired,
+            (None, _) if remaining <= 0 => view.state = QueueState::SoldOut,
+            (None, _) => match row.ticket {
+                None => {
+                    view.draw_pending = true;
+                    view.position = row.prequeue;
+                }
+                Some(ticket) => {
+                    view.position = (ticket - row.admitted_through - 1).max(0);
+                    view.eta_seconds = (row.admit_rate > 0.01).then(|| ((view.position + 1) as f64 / row.admit_rate).ceil() as i64);
+                }
+            },
+        }
+        Ok((row.user_id, view))
+    }
 
-/// Whether the event's waiting room is on (read fresh: staff can switch it).
-pub async fn room_enabled(pool: &sqlx::PgPool, event_id: Uuid) -> Result<bool> {
-    sqlx::query_scalar!("SELECT waiting_room_enabled FROM events WHERE event_id = $1", event_id)
+    /// Events whose waiting room is on and whose show has not started.
+    pub async fn waiting_room_events(&self) -> Result<Vec<Uuid>> {
+        let pool = self.pool();
+        Ok(sqlx::query_scalar!("SELECT event_id FROM events WHERE waiting_room_enabled AND starts_at > now()")
+            .fetch_all(pool)
+            .await?)
+    }
+
+    /// One admission round for the event, if this instance holds (or can take)
+    /// the lease and a second has passed since the last round. Returns `None`
+    /// when another instance is in charge or it is too soon.
+    pub async fn admission_round(&self, event_id: Uuid, instance_id: Uuid) -> Result<Option<TickOutcome>> {
+        let pool = self.pool();
+        let mut tx = pool.begin().await?;
+        sqlx::query!("INSERT INTO queues (event_id) VALUES ($1) ON CONFLICT (event_id) DO NOTHING", event_id)
+            .execute(&mut *tx)
+            .await?;
+        let lease = sqlx::query!(
+            r#"UPDATE queues q
+                  SET leader_id = $2, leader_until = now() + make_interval(secs => $3), last_tick_at = now()
+                WHERE event_id = $1
+                  AND (leader_id = $2 OR leader_until IS NULL OR leader_until < now())
+                  AND (last_tick_at IS NULL OR last_tick_at <= now() - interval '900 milliseconds')
+            RETURNING admitted_through, next_ticket, drawn_at AS "drawn_at: DateTime<Utc>", admit_rate,
+                      extract(epoch FROM now() - coalesce((SELECT max(at) FROM admission_ticks t WHERE t.event_id = q.event_id), now()))::float8 AS "elapsed!""#,
+            event_id,
+            instance_id,
+            LEASE.as_secs_f64()
+        )
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(lease) = lease else {
+            tx.rollback().await?;
+            return Ok(None);
+        };
+        let event = sqlx::query!(
+            r#"SELECT sale_opens_at <= now() AS "open!", admission_paused, admission_factor, max_active, waiting_room_enabled
+               FROM events WHERE event_id = $1"#,
+            event_id
+        )
+        .fetch_one(&mut *tx)
+        .await?;
+        if event.open && lease.drawn_at.is_none() {
+            sqlx::query_scalar!("SELECT queue_draw($1)", event_id).fetch_one(&mut *tx).await?;
+        }
+        let counts = sqlx::query!(
+            r#"SELECT (SELECT count(*) FROM seats WHERE event_id = $1
+                         AND (state = 'available' OR (state = 'held' AND hold_expires_at <= now()))) AS "remaining!",
+                      (SELECT count(*) FROM queue_entries WHERE event_id = $1 AND admission_id IS NOT NULL
+                         AND admission_expires_at > now()) AS "active!",
+                      (SELECT next_ticket FROM queues WHERE event_id = $1) AS "next_ticket!""#,
+            event_id
+        )
+        .fetch_one(&mut *tx)
+        .await?;
+        let target = ((event.admission_factor * counts.remaining as f64).ceil() as i64).min(i64::from(event.max_active));
+        let waiting = counts.next_ticket - lease.admitted_through;
+        let slots = if event.open && !event.admission_paused && event.waiting_room_enabled {
+            (target - counts.active).clamp(0, waiting)
+        } else {
+            0
+        };
+        let through = lease.admitted_through + slots;
+        if slots > 0 {
+            sqlx::query!(
+                r#"UPDATE queue_entries
+                      SET admission_id = gen_random_uuid(), admitted_at = now(),
+                          admission_expires_at = now() + make_interval(secs => $4)
+                    WHERE event_id = $1 AND ticket > $2 AND ticket <= $3 AND admission_id IS NULL"#,
+                event_id,
+                lease.admitted_through,
+                through,
+                ADMISSION_TTL.as_secs_f64()
+            )
+            .execute(&mut *tx)
+            .await?;
+        }
+        // Smoothed rate: recent rounds weigh most, so ETAs follow the pace.
+        let per_second = slots as f64 / lease.elapsed.max(1.0);
+        let rate = if lease.admit_rate == 0.0 { per_second } else { 0.7 * lease.admit_rate + 0.3 * per_second };
+        sqlx::query!(
+            "UPDATE queues SET admitted_through = $2, admit_rate = $3 WHERE event_id = $1",
+            event_id,
+            through,
+            rate
+        )
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query!(
+            "INSERT INTO admission_ticks (event_id, instance_id, remaining, active, admitted) VALUES ($1, $2, $3, $4, $5)",
+            event_id,
+            instance_id,
+            counts.remaining,
+            counts.active,
+            slots
+        )
+        .execute(&mut *tx)
+        .await?;
+        let payload = serde_json::json!({ "e": event_id, "a": through, "r": rate, "s": counts.remaining }).to_string();
+        sqlx::query!("SELECT pg_notify($1, $2)", CHANNEL, payload).execute(&mut *tx).await?;
+        tx.commit().await?;
+        metrics::counter!("frontrow_queue_admitted_total").increment(slots as u64);
+        Ok(Some(TickOutcome { remaining: counts.remaining, active: counts.active, target, admitted: slots, admitted_through: through }))
+    }
+
+    /// Staff figures of an event's waiting room.
+    pub async fn queue_stats(&self, event_id: Uuid) -> Result<QueueStats> {
+        let pool = self.pool();
+        let r = sqlx::query!(
+            r#"SELECT e.waiting_room_enabled, e.admission_paused, e.admission_factor, e.max_active,
+                      coalesce(q.next_ticket - q.admitted_through, 0) AS "numbered!",
+                      coalesce(q.prequeue, 0) AS "prequeue!",
+                      coalesce(q.admitted_through, 0) AS "admitted_total!",
+                      coalesce(q.admit_rate, 0) AS "rate!",
+                      q.drawn_at AS "drawn_at: DateTime<Utc>", q.last_tick_at AS "last_tick_at: DateTime<Utc>",
+                      (SELECT count(*) FROM queue_entries x WHERE x.event_id = e.event_id AND x.admission_id IS NOT NULL
+                         AND x.admission_expires_at > now()) AS "active!"
+               FROM events e LEFT JOIN queues q USING (event_id) WHERE e.event_id = $1"#,
+            event_id
+        )
         .fetch_optional(pool)
         .await?
-        .ok_or(EngineError::NotFound)
+        .ok_or(EngineError::NotFound)?;
+        Ok(QueueStats {
+            waiting_room_enabled: r.waiting_room_enabled,
+            paused: r.admission_paused,
+            admission_factor: r.admission_factor,
+            max_active: r.max_active,
+            queue_length: r.numbered + r.prequeue,
+            prequeue: r.prequeue,
+            active_shoppers: r.active,
+            admitted_total: r.admitted_total,
+            admission_rate: r.rate,
+            drawn_at: r.drawn_at,
+            last_tick_at: r.last_tick_at,
+        })
+    }
+
+    /// Staff changes to an event's waiting room.
+    pub async fn configure_queue(&self, event_id: Uuid, s: &QueueSettings) -> Result<QueueStats> {
+        let pool = self.pool();
+        if s.admission_factor.is_some_and(|k| !(k > 0.0 && k <= 20.0)) {
+            return Err(EngineError::invalid("admission_factor must be above 0 and at most 20"));
+        }
+        if s.max_active.is_some_and(|m| !(1..=1_000_000).contains(&m)) {
+            return Err(EngineError::invalid("max_active must be 1 to 1000000"));
+        }
+        let updated = sqlx::query!(
+            r#"UPDATE events SET waiting_room_enabled = coalesce($2, waiting_room_enabled),
+                                 admission_paused = coalesce($3, admission_paused),
+                                 admission_factor = coalesce($4, admission_factor),
+                                 max_active = coalesce($5, max_active)
+               WHERE event_id = $1"#,
+            event_id,
+            s.waiting_room_enabled,
+            s.paused,
+            s.admission_factor,
+            s.max_active
+        )
+        .execute(pool)
+        .await?;
+        if updated.rows_affected() == 0 {
+            return Err(EngineError::NotFound);
+        }
+        self.queue_stats(event_id).await
+    }
+
+    /// A queue entry's ticket (`None` before the draw) and whether it has been
+    /// admitted, for the live position feed.
+    pub async fn queue_entry(&self, event_id: Uuid, queue_token: &str) -> Result<(Option<i64>, bool)> {
+        let pool = self.pool();
+        let row = sqlx::query!(
+            "SELECT ticket, admission_id IS NOT NULL AS \"admitted!\" FROM queue_entries WHERE event_id = $1 AND queue_token = $2",
+            event_id,
+            queue_token
+        )
+        .fetch_optional(pool)
+        .await?
+        .ok_or(EngineError::NotFound)?;
+        Ok((row.ticket, row.admitted))
+    }
+
+    /// Whose queue entry the token is.
+    pub async fn queue_owner(&self, event_id: Uuid, queue_token: &str) -> Result<Uuid> {
+        let pool = self.pool();
+        sqlx::query_scalar!("SELECT user_id FROM queue_entries WHERE event_id = $1 AND queue_token = $2", event_id, queue_token)
+            .fetch_optional(pool)
+            .await?
+            .ok_or(EngineError::NotFound)
+    }
+
+    /// Whether the event's waiting room is on (read fresh: staff can switch it).
+    pub async fn waiting_room_enabled(&self, event_id: Uuid) -> Result<bool> {
+        let pool = self.pool();
+        sqlx::query_scalar!("SELECT waiting_room_enabled FROM events WHERE event_id = $1", event_id)
+            .fetch_optional(pool)
+            .await?
+            .ok_or(EngineError::NotFound)
+    }
 }

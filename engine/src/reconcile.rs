@@ -17,9 +17,10 @@ use uuid::Uuid;
 use crate::checkout::{
     attempt_refund, mark_pending, pay, recorded_request, seats_reserved, settle_success, settle_unpaid, CheckoutOutcome, Unpaid,
 };
+use crate::db::PaymentState;
 use crate::error::Result;
 use crate::payment::PaymentStatus;
-use crate::tokens::token_tag;
+use crate::seats;
 use crate::Engine;
 
 /// A checkout whose request died before it recorded any payment is closed
@@ -47,10 +48,18 @@ impl ReconcileStats {
     }
 }
 
-pub async fn reconcile_once(engine: &Engine) -> Result<ReconcileStats> {
-    let pool = &engine.pool;
+impl Engine {
+    /// One round of reconciliation (the background task runs it every few
+    /// seconds on every instance; checkout leases keep them apart).
+    pub async fn reconcile_once(&self) -> Result<ReconcileStats> {
+        reconcile_once(self).await
+    }
+}
+
+async fn reconcile_once(engine: &Engine) -> Result<ReconcileStats> {
+    let pool = engine.pool();
     let mut stats = ReconcileStats::default();
-    let lease_secs = engine.settings.checkout_lease.as_secs_f64();
+    let lease_secs = engine.settings().checkout_lease.as_secs_f64();
 
     // Unsettled payments whose checkout no live request is working on.
     let candidates = sqlx::query!(
@@ -122,12 +131,12 @@ async fn settle_one(
     provider_ref: Option<&str>,
     stats: &mut ReconcileStats,
 ) -> Result<()> {
-    let pool = &engine.pool;
+    let pool = engine.pool();
     // By reference when the provider gave us one (exact, no search lag),
     // else by our idempotency key.
     let lookup = match provider_ref {
-        Some(r) => engine.provider.retrieve_payment(r).await.map(Some),
-        None => engine.provider.find_payment(provider_key).await,
+        Some(r) => engine.provider().retrieve_payment(r).await.map(Some),
+        None => engine.provider().find_payment(provider_key).await,
     };
     match lookup {
         Ok(Some(payment)) => match payment.status {
@@ -145,7 +154,7 @@ async fn settle_one(
             PaymentStatus::Processing if payment_deadline_passed(pool, checkout_id).await? => {
                 // Try to void it; if it can no longer be voided, let the seats
                 // go and keep following the payment (a late capture is refunded).
-                match engine.provider.cancel_payment(&payment.provider_ref).await {
+                match engine.provider().cancel_payment(&payment.provider_ref).await {
                     Ok(p) if p.status == PaymentStatus::Canceled => {
                         settle_unpaid(pool, checkout_id, Unpaid::Failed("the payment did not complete in time".into())).await?;
                         stats.failed += 1;
@@ -154,19 +163,19 @@ async fn settle_one(
                         stats.count(&settle_success(engine, checkout_id, &p.provider_ref).await?);
                     }
                     _ => {
-                        mark_pending(pool, checkout_id, Some(&payment.provider_ref), "processing", None).await?;
+                        mark_pending(pool, checkout_id, Some(&payment.provider_ref), PaymentState::Processing, None).await?;
                         stats.released += release_past_deadline(pool, checkout_id).await?;
                         stats.still_pending += 1;
                     }
                 }
             }
             PaymentStatus::Processing => {
-                mark_pending(pool, checkout_id, Some(&payment.provider_ref), "processing", None).await?;
+                mark_pending(pool, checkout_id, Some(&payment.provider_ref), PaymentState::Processing, None).await?;
                 stats.still_pending += 1;
             }
         },
         Ok(None) if seats_reserved(pool, checkout_id).await? => {
-            let request = recorded_request(pool, checkout_id, &engine.settings.currency).await?;
+            let request = recorded_request(pool, checkout_id, &engine.settings().currency).await?;
             let outcome = pay(engine, checkout_id, &request).await?;
             if matches!(outcome, CheckoutOutcome::PaymentPending { .. }) {
                 // Still no answer: past the deadline the seats go back on sale.
@@ -198,24 +207,7 @@ async fn release_past_deadline(pool: &sqlx::PgPool, checkout_id: Uuid) -> Result
     )
     .fetch_one(&mut *tx)
     .await?;
-    let released = sqlx::query_scalar!(
-        r#"WITH freed AS (
-               UPDATE seats
-                  SET state = 'available', hold_id = NULL, hold_token = NULL, holder_id = NULL,
-                      hold_expires_at = NULL, version = nextval('seat_version_seq')
-                WHERE hold_id = $1 AND hold_token = $2 AND state = 'payment_pending' AND hold_expires_at <= now()
-            RETURNING event_id, seat_id, version
-           ), logged AS (
-               INSERT INTO seat_events (event_id, seat_id, version, from_state, to_state, hold_id, token_tag, reason)
-               SELECT event_id, seat_id, version, 'payment_pending', 'available', $1, $3, 'payment_deadline' FROM freed
-           )
-           SELECT count(*) AS "n!" FROM freed"#,
-        hold.hold_id,
-        hold.hold_token,
-        token_tag(&hold.hold_token),
-    )
-    .fetch_one(&mut *tx)
-    .await?;
+    let released = seats::release_unpaid(&mut tx, hold.hold_id, &hold.hold_token).await?;
     if released > 0 {
         sqlx::query!(
             "UPDATE payment_intents SET seats_released_at = now(), updated_at = now() WHERE checkout_id = $1",

@@ -5,13 +5,13 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use frontrow_engine::accounts::{self, NewUser};
-use frontrow_engine::model::Role;
+use frontrow_engine::accounts::NewUser;
+use frontrow_model::Role;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{Cli, Command, DatabaseArgs, ServeArgs, UserCommand};
 use crate::pgcluster::PrivateCluster;
-use crate::startup::{connect, migrate, Application};
+use crate::startup::{connect, engine, migrate, Application};
 use crate::{demo, telemetry};
 
 pub async fn run() -> ExitCode {
@@ -51,22 +51,23 @@ async fn execute(cli: Cli) -> Result<ExitCode> {
 }
 
 async fn command(command: Command, db: &DatabaseArgs, pool: sqlx::PgPool) -> Result<ExitCode> {
+    let engine = || engine(&ServeArgs::default(), pool.clone());
     match command {
         Command::Serve(args) => serve(*args, db, pool).await?,
         Command::Migrate => println!("migrations applied"),
         Command::SeedDemo => {
-            let event_id = demo::seed(&pool).await?;
+            let event_id = demo::seed(&engine()?).await?;
             println!("demo event {event_id} ({})", demo::DEMO_EVENT_NAME);
             println!("demo staff login: {} / {}", demo::DEMO_STAFF_EMAIL, demo::DEMO_STAFF_PASSWORD);
         }
         Command::User(UserCommand::Create { email, password, role, name }) => {
             let role: Role = role.parse().map_err(anyhow::Error::msg)?;
             let name = name.unwrap_or_else(|| email.split('@').next().unwrap_or("user").to_owned());
-            let user = accounts::create_user(&pool, NewUser { email: &email, password: &password, name: &name, role }).await?;
+            let user = engine()?.create_user(NewUser { email: &email, password: &password, name: &name, role }).await?;
             println!("created {} {} ({:?})", user.user_id, user.email, user.role);
         }
         Command::Audit { event } => {
-            let report = frontrow_engine::audit::audit(&pool, event).await?;
+            let report = engine()?.audit(event).await?;
             println!("{}", serde_json::to_string_pretty(&report)?);
             let violations = report.violations();
             if !violations.is_empty() {

@@ -2,10 +2,9 @@
 //! sale now, and a staff account to run the box office with.
 
 use chrono::{Duration, Utc};
-use frontrow_engine::accounts::{self, NewUser};
-use frontrow_engine::catalogue;
-use frontrow_engine::model::{NewEvent, NewRow, NewSection, Role, TierPrice};
-use frontrow_engine::EngineError;
+use frontrow_engine::accounts::NewUser;
+use frontrow_engine::{Engine, EngineError};
+use frontrow_model::{NewEvent, NewRow, NewSection, Role, TierPrice};
 use uuid::Uuid;
 
 pub const DEMO_EVENT_NAME: &str = "The Midnight Aurora: World Tour";
@@ -28,7 +27,14 @@ pub fn demo_event() -> NewEvent {
         .map(|&(section, rows, seats, premium_rows, rest)| NewSection {
             section: section.to_owned(),
             rows: (1..=rows)
-                .map(|r| NewRow { row: r.to_string(), seats, tier: if r <= premium_rows { "Premium" } else { rest }.to_owned() })
+                .map(|r| NewRow {
+                    row: r.to_string(),
+                    seats,
+                    tier: if r <= premium_rows { "Premium" } else { rest }.to_owned(),
+                    aisles_after: Vec::new(),
+                    wheelchair: Vec::new(),
+                    companion: Vec::new(),
+                })
                 .collect(),
         })
         .collect();
@@ -41,6 +47,8 @@ pub fn demo_event() -> NewEvent {
         hold_ttl_seconds: 480,
         max_seats_per_order: 8,
         waiting_room_enabled: false,
+        published: true,
+        layout_id: None,
         tiers: vec![
             TierPrice { tier: "Premium".into(), price_cents: 12_500 },
             TierPrice { tier: "Standard".into(), price_cents: 6_500 },
@@ -51,14 +59,14 @@ pub fn demo_event() -> NewEvent {
 }
 
 /// Creates the demo event and staff account unless they exist; returns the event id.
-pub async fn seed(pool: &sqlx::PgPool) -> Result<Uuid, EngineError> {
+pub async fn seed(engine: &Engine) -> Result<Uuid, EngineError> {
     let staff = NewUser { email: DEMO_STAFF_EMAIL, password: DEMO_STAFF_PASSWORD, name: "Box Office", role: Role::Admin };
-    match accounts::create_user(pool, staff).await {
+    match engine.create_user(staff).await {
         Ok(_) | Err(EngineError::EmailTaken) => {}
         Err(e) => return Err(e),
     }
-    if let Some(id) = catalogue::find_event_by_name(pool, DEMO_EVENT_NAME).await? {
+    if let Some(id) = engine.find_event_by_name(DEMO_EVENT_NAME).await? {
         return Ok(id);
     }
-    Ok(catalogue::create_event(pool, &demo_event(), None).await?.event_id)
+    Ok(engine.create_event(&demo_event(), None).await?.event_id)
 }

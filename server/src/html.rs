@@ -3,11 +3,9 @@
 
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Redirect, Response};
-use frontrow_engine::model::User;
+use frontrow_model::User;
 use tower_sessions::Session;
-use uuid::Uuid;
 
-use crate::api::extract::SESSION_USER_KEY;
 use crate::state::AppState;
 
 pub fn not_found() -> Response {
@@ -23,15 +21,9 @@ pub fn failure(e: impl std::fmt::Display) -> Response {
 
 /// The signed-in user; anyone else is sent to sign in and come back to `here`.
 pub async fn signed_in(state: &AppState, session: &Session, here: &str) -> Result<User, Response> {
-    let sign_in = || Redirect::to(&format!("/signin?next={here}")).into_response();
-    let user_id = match session.get::<Uuid>(SESSION_USER_KEY).await {
-        Ok(Some(id)) => id,
-        Ok(None) => return Err(sign_in()),
-        Err(e) => return Err(failure(e)),
-    };
-    match frontrow_engine::accounts::find_user(&state.engine.pool, user_id).await {
+    match frontrow_app::session::current_user(session, &state.engine).await {
         Ok(Some(user)) => Ok(user),
-        Ok(None) => Err(sign_in()),
+        Ok(None) => Err(Redirect::to(&format!("/signin?next={here}")).into_response()),
         Err(e) => Err(failure(e)),
     }
 }

@@ -32,6 +32,32 @@ use crate::tasks;
 use crate::tickets;
 use crate::waiting_room;
 
+/// The largest request body any route accepts.
+pub const MAX_BODY: usize = 256 * 1024;
+
+/// Caps every request body at [`MAX_BODY`]: a declared length above it is
+/// refused at once (413), and a streamed body is cut off there, so no route
+/// can be made to buffer more. Server functions read their whole body, so
+/// theirs is read here, within the cap.
+async fn limit_body(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let too_large = || api::extract::payload_too_large().into_response();
+    let declared = request.headers().get(axum::http::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY as u64) {
+        return too_large();
+    }
+    let (parts, body) = request.into_parts();
+    let body = if parts.uri.path().starts_with("/_app/") {
+        match axum::body::to_bytes(body, MAX_BODY).await {
+            Ok(bytes) => axum::body::Body::from(bytes),
+            Err(_) => return too_large(),
+        }
+    } else {
+        axum::body::Body::new(http_body_util::Limited::new(body, MAX_BODY))
+    };
+    next.run(axum::extract::Request::from_parts(parts, body)).await
+}
+
 pub async fn connect(database_url: &str, max_connections: u32) -> Result<PgPool> {
     PgPoolOptions::new()
         .max_connections(max_connections)
@@ -73,6 +99,20 @@ fn payment_provider(settings: &ServeArgs, pool: &PgPool) -> Result<Arc<dyn Payme
     })
 }
 
+/// The engine as the settings describe it (the server and the CLI share it).
+pub fn engine(settings: &ServeArgs, pool: PgPool) -> Result<Engine> {
+    let engine_settings = EngineSettings {
+        admission_secret: settings.secret.as_deref().unwrap_or_default().as_bytes().into(),
+        checkout_wait: settings.checkout_wait(),
+        payment_grace: Duration::from_secs(settings.payment_grace_secs),
+        // A request must finish its provider call well within its claim on the key.
+        checkout_lease: EngineSettings::default().checkout_lease.max(settings.checkout_wait() * 3),
+        ..EngineSettings::default()
+    };
+    let provider = payment_provider(settings, &pool)?;
+    Ok(Engine::new(pool, provider, engine_settings))
+}
+
 pub struct Application {
     local_addr: SocketAddr,
     listener: TcpListener,
@@ -88,15 +128,7 @@ impl Application {
             settings.secret.as_deref().is_some_and(|s| s.len() >= 16),
             "FRONTROW_SECRET must be set to at least 16 characters (or left unset for a generated one)"
         );
-        let engine_settings = EngineSettings {
-            checkout_wait: settings.checkout_wait(),
-            payment_grace: Duration::from_secs(settings.payment_grace_secs),
-            // A request must finish its provider call well within its claim on the key.
-            checkout_lease: EngineSettings::default().checkout_lease.max(settings.checkout_wait() * 3),
-            ..EngineSettings::default()
-        };
-        let provider = payment_provider(&settings, &pool)?;
-        let engine = Engine::new(pool.clone(), provider, engine_settings);
+        let engine = engine(&settings, pool.clone())?;
         let rate_limiter = (settings.rate_limits == Switch::On).then(|| {
             let per_second = NonZeroU32::new(settings.rate_per_second.max(1)).unwrap_or(NonZeroU32::MIN);
             Arc::new(governor::RateLimiter::keyed(governor::Quota::per_second(per_second)))
@@ -167,11 +199,7 @@ fn router(state: AppState, pool: PgPool) -> Router {
     let leptos_options = state.leptos_options.clone();
     let routes = generate_route_list(frontrow_app::App);
     let engine = state.engine.clone();
-    let secret = frontrow_app::AdmissionSecret(state.settings.secret.clone().unwrap_or_default().into());
-    let app_context = move || {
-        leptos::prelude::provide_context(engine.clone());
-        leptos::prelude::provide_context(secret.clone());
-    };
+    let app_context = move || leptos::prelude::provide_context(engine.clone());
 
     let x_request_id = HeaderName::from_static("x-request-id");
     Router::new()
@@ -184,10 +212,15 @@ fn router(state: AppState, pool: PgPool) -> Router {
             move || frontrow_app::shell(options.clone())
         })
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(frontrow_app::shell))
+        // Innermost first: a failed server function's status, then the
+        // rate limit, then the metrics that see the final answer.
+        .route_layer(axum::middleware::from_fn(api::server_fn_status))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), api::rate_limit_server_fns))
         .route_layer(axum::middleware::from_fn(api::track_metrics))
         .layer(axum::middleware::from_fn(api::csrf_guard))
         .layer(sessions)
-        .layer(axum::extract::DefaultBodyLimit::max(256 * 1024))
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
+        .layer(axum::middleware::from_fn(limit_body))
         // A 10,000-seat map is ~1.5 MB of repetitive SVG; compressed it is a
         // fraction of that (the README quotes the measured weight).
         .layer(CompressionLayer::new())

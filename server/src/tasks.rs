@@ -1,7 +1,6 @@
 //! Background tasks: the reaper and reconciliation, each on its own interval,
-//! the waiting room's admission loop, and the seat-change listener that keeps
-//! live seat maps current; all stop
-//! when the server shuts down.
+//! the waiting room's admission loop, and the listener that keeps live seat
+//! maps current; all stop when the server shuts down.
 
 use std::time::Duration;
 
@@ -25,34 +24,34 @@ pub fn spawn(state: AppState, shutdown: CancellationToken) -> Tasks {
     let reaper_every = Duration::from_millis(state.settings.reaper_interval_ms.max(50));
     let reconcile_every = Duration::from_millis(state.settings.reconcile_interval_ms.max(50));
 
-    let pool = state.engine.pool.clone();
+    let engine = state.engine.clone();
     set.spawn(every(reaper_every, shutdown.clone(), move || {
-        let pool = pool.clone();
+        let engine = engine.clone();
         async move {
-            if let Err(e) = frontrow_engine::reaper::reap_once(&pool, REAPER_BATCH).await {
+            if let Err(e) = engine.reap_once(REAPER_BATCH).await {
                 tracing::warn!(error = %e, "reaper round failed");
             }
         }
     }));
 
-    let (board, queue_feed) = (state.engine.board.clone(), state.engine.queue_feed.clone());
+    let engine = state.engine.clone();
     let stop = shutdown.clone();
-    set.spawn(async move { frontrow_engine::live::listen(board, queue_feed, stop.cancelled_owned()).await });
+    set.spawn(async move { engine.listen(stop.cancelled_owned()).await });
 
     // The waiting room's admission loop: every instance tries each event
     // every half second; the queue's lease and its one-round-per-second rule
     // make exactly one of them admit, once a second.
-    let pool = state.engine.pool.clone();
+    let engine = state.engine.clone();
     let instance = state.instance_id;
     set.spawn(every(Duration::from_millis(state.settings.admission_interval_ms.max(50)), shutdown.clone(), move || {
-        let pool = pool.clone();
+        let engine = engine.clone();
         async move {
-            let events = match frontrow_engine::queue::active_events(&pool).await {
+            let events = match engine.waiting_room_events().await {
                 Ok(events) => events,
                 Err(e) => return tracing::warn!(error = %e, "admission loop could not list events"),
             };
             for event_id in events {
-                match frontrow_engine::queue::tick(&pool, event_id, instance).await {
+                match engine.admission_round(event_id, instance).await {
                     Ok(Some(round)) if round.admitted > 0 => tracing::info!(%event_id, ?round, "admitted"),
                     Ok(_) => {}
                     Err(e) => tracing::warn!(%event_id, error = %e, "admission round failed"),
@@ -65,7 +64,7 @@ pub fn spawn(state: AppState, shutdown: CancellationToken) -> Tasks {
     set.spawn(every(reconcile_every, shutdown, move || {
         let engine = engine.clone();
         async move {
-            match frontrow_engine::reconcile::reconcile_once(&engine).await {
+            match engine.reconcile_once().await {
                 Ok(stats) if stats != Default::default() => tracing::info!(?stats, "reconciliation round"),
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "reconciliation round failed"),

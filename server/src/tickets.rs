@@ -38,21 +38,21 @@ pub async fn print_tickets(State(state): State<AppState>, session: Session, Path
         Err(response) => return response,
     };
     let Ok(booking_id) = booking_id.parse::<Uuid>() else { return not_found() };
-    let booking = match frontrow_engine::checkout::booking_for(&state.engine.pool, booking_id, user.user_id, user.role.is_staff()).await {
+    let booking = match state.engine.booking_for(&user, booking_id).await {
         Ok(b) => b,
         Err(EngineError::NotFound) => return not_found(),
         Err(e) => return failure(e),
     };
-    let board = match state.engine.board.snapshot(booking.event_id).await {
+    let board = match state.engine.board().snapshot(booking.event_id).await {
         Ok(board) => board,
         Err(e) => return failure(e),
     };
     let layout = &board.layout;
     let page = TicketsPage {
         booking_id: booking.booking_id.to_string(),
-        event_name: layout.name.clone(),
-        venue: layout.venue.clone(),
-        starts_at: layout.starts_at.format("%A %e %B %Y, %H:%M UTC").to_string(),
+        event_name: layout.event.name.clone(),
+        venue: layout.event.venue.clone(),
+        starts_at: layout.event.starts_at.format("%A %e %B %Y, %H:%M UTC").to_string(),
         holder: user.name,
         tickets: booking
             .tickets

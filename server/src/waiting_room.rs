@@ -28,23 +28,26 @@ pub async fn page(State(state): State<AppState>, session: Session, Path(event_id
     if let Err(response) = signed_in(&state, &session, &format!("/events/{event_id}/queue")).await {
         return response;
     }
-    let board = match state.engine.board.snapshot(event_id).await {
+    let board = match state.engine.board().snapshot(event_id).await {
         Ok(board) => board,
         Err(EngineError::NotFound) => return not_found(),
         Err(e) => return failure(e),
     };
-    match frontrow_engine::queue::room_enabled(&state.engine.pool, event_id).await {
+    match state.engine.waiting_room_enabled(event_id).await {
         Ok(true) => {}
         Ok(false) => return Redirect::to(&format!("/events/{event_id}")).into_response(),
         Err(e) => return failure(e),
     }
-    let layout = &board.layout;
+    let event = &board.layout.event;
+    if !event.published {
+        return not_found();
+    }
     let page = WaitingRoomPage {
         event_id: event_id.to_string(),
-        event_name: layout.name.clone(),
-        venue: layout.venue.clone(),
-        starts_at: layout.starts_at.format("%A %e %B %Y, %H:%M UTC").to_string(),
-        opens_at: layout.sale_opens_at.format("%e %B %Y, %H:%M:%S UTC").to_string(),
+        event_name: event.name.clone(),
+        venue: event.venue.clone(),
+        starts_at: event.starts_at.format("%A %e %B %Y, %H:%M UTC").to_string(),
+        opens_at: event.sale_opens_at.format("%e %B %Y, %H:%M:%S UTC").to_string(),
     };
     render(&page)
 }
@@ -65,11 +68,11 @@ pub async fn controls(State(state): State<AppState>, session: Session, Path(even
         Err(response) => return response,
     }
     let Ok(event_id) = event_id.parse::<Uuid>() else { return not_found() };
-    let board = match state.engine.board.snapshot(event_id).await {
+    let board = match state.engine.board().snapshot(event_id).await {
         Ok(board) => board,
         Err(EngineError::NotFound) => return not_found(),
         Err(e) => return failure(e),
     };
-    let page = ControlsPage { event_id: event_id.to_string(), event_name: board.layout.name.clone() };
+    let page = ControlsPage { event_id: event_id.to_string(), event_name: board.layout.event.name.clone() };
     render(&page)
 }

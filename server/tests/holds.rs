@@ -186,10 +186,10 @@ async fn one_reaper_per_event_even_with_many_instances() {
     }
     tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
     // Four "instances" reap at once, in small batches.
-    let rounds = join_all((0..4).map(|_| frontrow_engine::reaper::reap_once(&app.pool, 7))).await;
+    let rounds = join_all((0..4).map(|_| app.engine.reap_once(7))).await;
     let mut freed: u64 = rounds.into_iter().map(|r| r.unwrap()).sum();
     // One that lost the lock left work for the next round; nothing is freed twice.
-    freed += frontrow_engine::reaper::reap_once(&app.pool, 1000).await.unwrap();
+    freed += app.engine.reap_once(1000).await.unwrap();
     assert_eq!(freed, 100);
     let logged: i64 = sqlx::query_scalar("SELECT count(*) FROM seat_events WHERE event_id = $1 AND reason = 'expired'")
         .bind(event)

@@ -90,7 +90,7 @@ async fn changes_through_one_instance_reach_viewers_of_another() {
     let seats = statuses(&b.client().get(&format!("/api/v1/events/{event_id}/seats")).await);
     assert_eq!(seats["A-2-3"], "sold");
     assert_eq!(seats["A-1-1"], "available");
-    assert_eq!(b.engine.board.loads(), 1);
+    assert_eq!(b.engine.board().loads(), 1);
     a.assert_invariants().await;
     a.stop().await;
     b.stop().await;
@@ -165,7 +165,7 @@ async fn concurrent_first_reads_share_one_load_and_stay_in_memory() {
     let a = spawn_app_on(&database, |_| {}).await;
     let event_id = a.event(10, 20, 300, 6).await;
     let b = spawn_app_on(&database, |_| {}).await;
-    assert_eq!(b.engine.board.loads(), 0);
+    assert_eq!(b.engine.board().loads(), 0);
 
     let client = b.client();
     let reads = (0..64).map(|i| {
@@ -178,7 +178,7 @@ async fn concurrent_first_reads_share_one_load_and_stay_in_memory() {
     let replies = futures::future::join_all(reads).await;
     assert!(replies.iter().all(|r| r.status == 200));
     assert!(replies.iter().step_by(2).all(|r| r.body["seats"].as_array().map_or(0, Vec::len) == 200));
-    assert_eq!(b.engine.board.loads(), 1, "64 concurrent cold reads, one database load");
+    assert_eq!(b.engine.board().loads(), 1, "64 concurrent cold reads, one database load");
 
     // Writes through A arrive in B's memory; B still does not re-read.
     let fans = a.fans(20).await;
@@ -201,7 +201,7 @@ async fn concurrent_first_reads_share_one_load_and_stay_in_memory() {
         (statuses(&client.get(&format!("/api/v1/events/{event_id}/seats")).await) == expected).then_some(())
     })
     .await;
-    assert_eq!(b.engine.board.loads(), 1);
+    assert_eq!(b.engine.board().loads(), 1);
     let detail = client.get(&format!("/api/v1/events/{event_id}")).await;
     let held = expected.values().filter(|s| *s == "held").count() as i64;
     assert_eq!(detail.body["seats_available"].as_i64(), Some(200 - held));

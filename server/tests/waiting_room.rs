@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use futures::StreamExt;
 use frontrow_engine::queue;
+use frontrow_model::{HoldToken, QueueState, SeatId};
 use serde_json::json;
 use sqlx::PgPool;
 use uuid::Uuid;
@@ -49,9 +50,23 @@ async fn bulk_fans(pool: &PgPool, n: i64) -> Vec<Uuid> {
 }
 
 /// An admission round now, without waiting out the one-second spacing.
-async fn round(pool: &PgPool, event_id: Uuid) -> queue::TickOutcome {
-    sqlx::query("UPDATE queues SET last_tick_at = NULL WHERE event_id = $1").bind(event_id).execute(pool).await.expect("reset");
-    queue::tick(pool, event_id, Uuid::nil()).await.expect("tick").expect("a round")
+async fn round(app: &TestApp, event_id: Uuid) -> queue::TickOutcome {
+    sqlx::query("UPDATE queues SET last_tick_at = NULL WHERE event_id = $1").bind(event_id).execute(&app.pool).await.expect("reset");
+    app.engine.admission_round(event_id, Uuid::nil()).await.expect("tick").expect("a round")
+}
+
+/// The fan's admission, as their page would prove it: the signed token the
+/// queue hands an admitted fan, checked by the engine.
+async fn admission(app: &TestApp, event_id: Uuid, fan: Uuid) -> frontrow_engine::Admission {
+    let token: String = sqlx::query_scalar("SELECT queue_token FROM queue_entries WHERE event_id = $1 AND user_id = $2")
+        .bind(event_id)
+        .bind(fan)
+        .fetch_one(&app.pool)
+        .await
+        .expect("queue token");
+    let (_, view) = app.engine.queue_status(event_id, &token, "binding").await.expect("status");
+    let signed = view.admission_token.expect("an admitted fan gets a token");
+    app.engine.admission(&signed, event_id, fan, "binding").expect("the token verifies")
 }
 
 async fn tickets(pool: &PgPool, event_id: Uuid) -> Vec<(Uuid, Option<i64>)> {
@@ -105,17 +120,17 @@ async fn ten_thousand_joins_get_unique_contiguous_places_and_are_admitted_in_ord
     assert_eq!(again, first);
 
     // 100 seats, k = 1.5: the first 150 tickets, in order.
-    let r = round(&app.pool, event_id).await;
+    let r = round(&app, event_id).await;
     assert_eq!((r.remaining, r.target, r.admitted), (100, 150, 150));
     assert_eq!(admitted_tickets(&app.pool, event_id).await, (1..=150).collect::<Vec<_>>());
-    assert_eq!(round(&app.pool, event_id).await.admitted, 0, "the target is met");
+    assert_eq!(round(&app, event_id).await.admitted, 0, "the target is met");
     // Admitted fans who leave free their slots for the next in line.
     sqlx::query("UPDATE queue_entries SET admission_expires_at = now() - interval '1 second' WHERE event_id = $1 AND ticket <= 50")
         .bind(event_id)
         .execute(&app.pool)
         .await
         .expect("leave");
-    let r = round(&app.pool, event_id).await;
+    let r = round(&app, event_id).await;
     assert_eq!(r.admitted, 50);
     let admitted = admitted_tickets(&app.pool, event_id).await;
     assert_eq!(admitted, (1..=200).collect::<Vec<_>>(), "in the announced order, nobody twice");
@@ -142,22 +157,22 @@ async fn the_pre_queue_is_drawn_once_at_the_opening() {
         .fetch_one(&app.pool)
         .await
         .expect("token");
-    let (_, view) = queue::status(&app.pool, b"s", event_id, &token, "b", 50).await.expect("status");
+    let (_, view) = app.engine.queue_status(event_id, &token, "b").await.expect("status");
     assert!(view.draw_pending);
     assert_eq!(view.position, 500);
     // Before the opening a round admits nobody and draws nothing.
-    assert_eq!(round(&app.pool, event_id).await.admitted, 0);
+    assert_eq!(round(&app, event_id).await.admitted, 0);
     assert!(tickets(&app.pool, event_id).await.iter().all(|(_, t)| t.is_none()));
 
     sqlx::query("UPDATE events SET sale_opens_at = now() WHERE event_id = $1").bind(event_id).execute(&app.pool).await.expect("open");
-    round(&app.pool, event_id).await;
+    round(&app, event_id).await;
     let drawn = tickets(&app.pool, event_id).await;
     let mut numbers: Vec<i64> = drawn.iter().map(|(_, t)| t.expect("drawn")).collect();
     assert_ne!(numbers, (1..=500).collect::<Vec<_>>(), "the draw is not the arrival order");
     numbers.sort_unstable();
     assert_eq!(numbers, (1..=500).collect::<Vec<_>>(), "a permutation");
 
-    round(&app.pool, event_id).await;
+    round(&app, event_id).await;
     assert_eq!(tickets(&app.pool, event_id).await, drawn, "drawn once: later rounds keep the order");
     let late = bulk_fans(&app.pool, 1).await[0];
     app.engine.join_queue(event_id, late).await.expect("join");
@@ -179,42 +194,54 @@ async fn admission_follows_remaining_seats_stops_at_zero_and_resumes() {
     for &fan in &fans {
         app.engine.join_queue(event_id, fan).await.expect("join");
     }
-    let r = round(&app.pool, event_id).await;
+    let r = round(&app, event_id).await;
     assert_eq!((r.remaining, r.target, r.admitted), (20, 30, 30));
 
     // Ten seats go (held by admitted fans): the target falls to 15.
     let seat_ids: Vec<String> = (1..=10).map(|n| format!("A-1-{n}")).collect();
     let mut holds = Vec::new();
     for (i, seat) in seat_ids.iter().enumerate() {
-        holds.push(frontrow_engine::holds::hold_seats_admitted(&app.pool, event_id, fans[i], std::slice::from_ref(seat), true).await.expect("hold"));
+        let admitted = admission(&app, event_id, fans[i]).await;
+        let seat = SeatId::parse(seat.as_str()).expect("seat id");
+        holds.push((fans[i], app.engine.hold(fans[i], event_id, &[seat], Some(&admitted)).await.expect("hold")));
     }
     sqlx::query("UPDATE queue_entries SET admission_expires_at = now() - interval '1 second' WHERE event_id = $1 AND ticket BETWEEN 11 AND 30")
         .bind(event_id)
         .execute(&app.pool)
         .await
         .expect("leave");
-    let r = round(&app.pool, event_id).await;
+    let r = round(&app, event_id).await;
     assert_eq!((r.remaining, r.target, r.active, r.admitted), (10, 15, 10, 5), "active shoppers kept near k x remaining");
 
     // The rest go: admission stops and everyone waiting hears "sold out".
+    // (Held by fans still admitted: the five just let in, and five of the
+    // first ten taking a second seat.)
     for (k, seat) in (1..=10).map(|n| format!("A-2-{n}")).enumerate() {
-        holds.push(frontrow_engine::holds::hold_seats_admitted(&app.pool, event_id, fans[10 + k], &[seat], true).await.expect("hold"));
+        let fan = if k < 5 { fans[30 + k] } else { fans[k - 5] };
+        let admitted = admission(&app, event_id, fan).await;
+        let seat = SeatId::parse(seat).expect("seat id");
+        holds.push((fan, app.engine.hold(fan, event_id, &[seat], Some(&admitted)).await.expect("hold")));
     }
-    let r = round(&app.pool, event_id).await;
+    let r = round(&app, event_id).await;
     assert_eq!((r.remaining, r.admitted), (0, 0));
     let waiting: String = sqlx::query_scalar("SELECT queue_token FROM queue_entries WHERE event_id = $1 AND ticket = 90")
         .bind(event_id)
         .fetch_one(&app.pool)
         .await
         .expect("token");
-    let (_, view) = queue::status(&app.pool, b"s", event_id, &waiting, "b", 0).await.expect("status");
-    assert_eq!(view.state, "sold_out");
+    let view = eventually(5, "sold out on the board", || async {
+        let (_, view) = app.engine.queue_status(event_id, &waiting, "b").await.expect("status");
+        (view.state == QueueState::SoldOut).then_some(view)
+    })
+    .await;
+    assert_eq!(view.state, QueueState::SoldOut);
 
     // Held seats come back: admission resumes.
-    for (fan, h) in fans.iter().zip(&holds) {
-        frontrow_engine::holds::release_hold(&app.pool, *fan, h.hold_id, &h.hold_token).await.expect("release");
+    for (fan, h) in &holds {
+        let token = HoldToken::parse(h.hold_token.as_str()).expect("token");
+        app.engine.release(*fan, h.hold_id, &token).await.expect("release");
     }
-    let r = round(&app.pool, event_id).await;
+    let r = round(&app, event_id).await;
     assert_eq!((r.remaining, r.target, r.active, r.admitted), (20, 30, 15, 15), "admission resumed");
     app.assert_invariants().await;
     app.stop().await;
@@ -376,7 +403,7 @@ async fn staff_see_the_queue_and_change_its_controls() {
     for fan in bulk_fans(&app.pool, 30).await {
         app.engine.join_queue(event_id, fan).await.expect("join");
     }
-    round(&app.pool, event_id).await;
+    round(&app, event_id).await;
     let s = staff.get(&path).await;
     assert_eq!(s.status, 200, "{}", s.body);
     assert_eq!((s.body["queue_length"].as_i64(), s.body["active_shoppers"].as_i64()), (Some(15), Some(15)));
@@ -384,9 +411,9 @@ async fn staff_see_the_queue_and_change_its_controls() {
     let r = staff.send(staff.http.patch(app.url(&path)).json(&json!({ "paused": true, "admission_factor": 3.0, "max_active": 100 }))).await;
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!((r.body["paused"].as_bool(), r.body["admission_factor"].as_f64()), (Some(true), Some(3.0)));
-    assert_eq!(round(&app.pool, event_id).await.admitted, 0, "paused");
+    assert_eq!(round(&app, event_id).await.admitted, 0, "paused");
     staff.send(staff.http.patch(app.url(&path)).json(&json!({ "paused": false }))).await;
-    let r = round(&app.pool, event_id).await;
+    let r = round(&app, event_id).await;
     assert_eq!((r.target, r.admitted), (30, 15), "k = 3 over 10 seats");
 
     let bad = staff.send(staff.http.patch(app.url(&path)).json(&json!({ "admission_factor": 0 }))).await;
@@ -423,7 +450,7 @@ async fn positions_reach_waiting_fans_right_after_each_round() {
             .await
             .expect("leave");
         let started = Instant::now();
-        let r = round(&app.pool, event_id).await;
+        let r = round(&app, event_id).await;
         assert_eq!(r.admitted, 20);
         let last = sockets.len() - 1;
         let frame = tokio::time::timeout(Duration::from_secs(5), sockets[last].next()).await.expect("a push").expect("open").expect("frame");

@@ -3,28 +3,27 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
-use frontrow_engine::model::{AuditReport, CreatedEvent, NewEvent};
-use frontrow_engine::{audit, catalogue};
+use frontrow_model::{AuditReport, CreatedEvent, NewEvent};
 
 use super::error::ApiResult;
 use super::extract::{ApiJson, IdPath, StaffUser};
 use crate::state::AppState;
 
-#[utoipa::path(post, path = "/api/v1/admin/events", request_body = NewEvent,
-    responses((status = 201, body = CreatedEvent), (status = 403, description = "forbidden"), (status = 422)))]
+#[utoipa::path(post, path = "/api/v1/admin/events", request_body = NewEvent, security(("session" = [])),
+    responses((status = 201, body = CreatedEvent)))]
 pub async fn create_event(
     State(state): State<AppState>,
     StaffUser(staff): StaffUser,
     ApiJson(body): ApiJson<NewEvent>,
 ) -> ApiResult<(StatusCode, Json<CreatedEvent>)> {
-    let created = catalogue::create_event(&state.engine.pool, &body, Some(staff.user_id)).await?;
+    let created = state.engine.create_event(&body, Some(staff.user_id)).await?;
     Ok((StatusCode::CREATED, Json(created)))
 }
 
-#[utoipa::path(get, path = "/api/v1/admin/events/{event_id}/audit", params(("event_id" = String, Path)),
-    responses((status = 200, body = AuditReport), (status = 403), (status = 404)))]
+#[utoipa::path(get, path = "/api/v1/admin/events/{event_id}/audit", params(("event_id" = String, Path)), security(("session" = [])),
+    responses((status = 200, body = AuditReport)))]
 pub async fn audit_event(State(state): State<AppState>, StaffUser(_): StaffUser, IdPath(event_id): IdPath) -> ApiResult<Json<AuditReport>> {
     // 404 for an unknown event rather than an all-zero report.
-    state.engine.board.event(event_id).await?;
-    Ok(Json(audit::audit(&state.engine.pool, Some(event_id)).await?))
+    state.engine.board().event(event_id).await?;
+    Ok(Json(state.engine.audit(Some(event_id)).await?))
 }

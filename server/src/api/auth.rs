@@ -3,26 +3,33 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
-use frontrow_engine::accounts::{self, NewUser};
-use frontrow_engine::model::{Booking, Role, User};
+use frontrow_engine::accounts::NewUser;
+use frontrow_model::{Booking, Role, User};
 use serde::{Deserialize, Serialize};
 use tower_sessions::Session;
 use utoipa::ToSchema;
 
-use super::error::{ApiError, ApiResult};
-use super::extract::{ApiJson, CurrentUser, SESSION_USER_KEY};
+use super::error::ApiResult;
+use super::extract::{ApiJson, CurrentUser};
 use crate::state::AppState;
 
 #[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct SignupBody {
+    #[schema(format = Email, max_length = 254)]
     pub email: String,
+    #[schema(min_length = 8, max_length = 1024)]
     pub password: String,
+    #[schema(min_length = 1, max_length = 200)]
     pub name: String,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct LoginBody {
+    #[schema(max_length = 254)]
     pub email: String,
+    #[schema(max_length = 4096)]
     pub password: String,
 }
 
@@ -31,46 +38,34 @@ pub struct BookingList {
     pub bookings: Vec<Booking>,
 }
 
-async fn sign_in(session: &Session, user: &User) -> ApiResult<()> {
-    // A fresh session id at every sign-in defeats session fixation.
-    session.cycle_id().await.map_err(ApiError::internal)?;
-    session.insert(SESSION_USER_KEY, user.user_id).await.map_err(ApiError::internal)?;
-    Ok(())
-}
-
 #[utoipa::path(post, path = "/api/v1/auth/signup", request_body = SignupBody,
-    responses((status = 201, body = User), (status = 409, description = "email_taken"), (status = 422, description = "invalid_input")))]
+    responses((status = 201, body = User), (status = 409, description = "email_taken")))]
 pub async fn signup(State(state): State<AppState>, session: Session, ApiJson(body): ApiJson<SignupBody>) -> ApiResult<(StatusCode, Json<User>)> {
-    let user = accounts::create_user(
-        &state.engine.pool,
-        NewUser { email: &body.email, password: &body.password, name: &body.name, role: Role::Fan },
-    )
-    .await?;
-    sign_in(&session, &user).await?;
+    let user = state.engine.create_user(NewUser { email: &body.email, password: &body.password, name: &body.name, role: Role::Fan }).await?;
+    frontrow_app::session::sign_in(&session, &user).await?;
     Ok((StatusCode::CREATED, Json(user)))
 }
 
 #[utoipa::path(post, path = "/api/v1/auth/login", request_body = LoginBody,
     responses((status = 200, body = User), (status = 401, description = "invalid_credentials")))]
 pub async fn login(State(state): State<AppState>, session: Session, ApiJson(body): ApiJson<LoginBody>) -> ApiResult<Json<User>> {
-    let user = accounts::authenticate(&state.engine.pool, &body.email, &body.password).await?;
-    sign_in(&session, &user).await?;
+    let user = state.engine.authenticate(&body.email, &body.password).await?;
+    frontrow_app::session::sign_in(&session, &user).await?;
     Ok(Json(user))
 }
 
 #[utoipa::path(post, path = "/api/v1/auth/logout", responses((status = 204)))]
 pub async fn logout(session: Session) -> ApiResult<StatusCode> {
-    session.flush().await.map_err(ApiError::internal)?;
+    frontrow_app::session::sign_out(&session).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
-#[utoipa::path(get, path = "/api/v1/me", responses((status = 200, body = User), (status = 401)))]
+#[utoipa::path(get, path = "/api/v1/me", security(("session" = [])), responses((status = 200, body = User)))]
 pub async fn me(CurrentUser(user): CurrentUser) -> Json<User> {
     Json(user)
 }
 
-#[utoipa::path(get, path = "/api/v1/me/bookings", responses((status = 200, body = BookingList), (status = 401)))]
+#[utoipa::path(get, path = "/api/v1/me/bookings", security(("session" = [])), responses((status = 200, body = BookingList)))]
 pub async fn my_bookings(State(state): State<AppState>, CurrentUser(user): CurrentUser) -> ApiResult<Json<BookingList>> {
-    let bookings = frontrow_engine::checkout::user_bookings(&state.engine.pool, user.user_id).await?;
-    Ok(Json(BookingList { bookings }))
+    Ok(Json(BookingList { bookings: state.engine.bookings_of(user.user_id).await? }))
 }

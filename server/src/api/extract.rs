@@ -1,18 +1,17 @@
-//! Extractors that turn every malformed request into the contract's errors.
+//! Extractors: every malformed request becomes one of the contract's errors,
+//! and the values the engine takes are parsed here, at the edge.
 
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::extract::{FromRef, FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
-use frontrow_engine::model::User;
+use frontrow_model::{IdempotencyKey, User};
 use serde::de::DeserializeOwned;
 use tower_sessions::Session;
 use uuid::Uuid;
 
-use super::error::ApiError;
+use super::error::{AppError, ErrorKind};
 use crate::state::AppState;
-
-pub use frontrow_app::SESSION_USER_KEY;
 
 /// JSON body whose rejections are contract errors, not axum's plain text.
 pub struct ApiJson<T>(pub T);
@@ -22,45 +21,43 @@ where
     T: DeserializeOwned,
     S: Send + Sync,
 {
-    type Rejection = ApiError;
+    type Rejection = AppError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         // Syntax first (400), then shape (422): a body with trailing junk is
         // malformed JSON even when its first value has the right fields.
         let axum::Json(value) = axum::Json::<serde_json::Value>::from_request(req, state).await.map_err(json_rejection)?;
-        serde_json::from_value(value)
-            .map(Self)
-            .map_err(|e| ApiError::invalid(format!("invalid request body: {e}")))
+        serde_json::from_value(value).map(Self).map_err(|e| AppError::invalid(format!("invalid request body: {e}")))
     }
 }
 
-fn json_rejection(rejection: JsonRejection) -> ApiError {
+fn json_rejection(rejection: JsonRejection) -> AppError {
     match rejection {
-        JsonRejection::JsonDataError(e) => ApiError::invalid(format!("invalid request body: {}", e.body_text())),
-        JsonRejection::JsonSyntaxError(_) => ApiError::new(StatusCode::BAD_REQUEST, "invalid_json", "the body is not valid JSON"),
-        JsonRejection::MissingJsonContentType(_) => ApiError::new(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "unsupported_media_type",
-            "send the body as Content-Type: application/json",
-        ),
-        JsonRejection::BytesRejection(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
-            ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", "the request body is too large")
+        JsonRejection::JsonDataError(e) => AppError::invalid(format!("invalid request body: {}", e.body_text())),
+        JsonRejection::JsonSyntaxError(_) => AppError::new(ErrorKind::InvalidJson, "the body is not valid JSON"),
+        JsonRejection::MissingJsonContentType(_) => {
+            AppError::new(ErrorKind::UnsupportedMediaType, "send the body as Content-Type: application/json")
         }
-        other => ApiError::bad_request(other.body_text()),
+        JsonRejection::BytesRejection(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => payload_too_large(),
+        other => AppError::new(ErrorKind::BadRequest, other.body_text()),
     }
+}
+
+pub fn payload_too_large() -> AppError {
+    AppError::new(ErrorKind::PayloadTooLarge, "the request body is too large")
 }
 
 /// A path id. A malformed id names no resource, so it is a 404 like an unknown one.
 pub struct IdPath(pub Uuid);
 
 impl<S: Send + Sync> FromRequestParts<S> for IdPath {
-    type Rejection = ApiError;
+    type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
         match axum::extract::Path::<Uuid>::from_request_parts(parts, state).await {
             Ok(axum::extract::Path(id)) => Ok(Self(id)),
-            Err(PathRejection::FailedToDeserializePathParams(_)) => Err(ApiError::not_found()),
-            Err(other) => Err(ApiError::bad_request(other.body_text())),
+            Err(PathRejection::FailedToDeserializePathParams(_)) => Err(AppError::not_found()),
+            Err(other) => Err(AppError::new(ErrorKind::BadRequest, other.body_text())),
         }
     }
 }
@@ -68,14 +65,42 @@ impl<S: Send + Sync> FromRequestParts<S> for IdPath {
 pub struct ApiQuery<T>(pub T);
 
 impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
-    type Rejection = ApiError;
+    type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
         axum::extract::Query::<T>::from_request_parts(parts, state)
             .await
             .map(|q| Self(q.0))
-            .map_err(|e: QueryRejection| ApiError::invalid(e.body_text()))
+            .map_err(|e: QueryRejection| AppError::invalid(e.body_text()))
     }
+}
+
+/// A request header as visible ASCII, if present.
+pub fn header<'a>(parts: &'a Parts, name: &str) -> Result<Option<&'a str>, AppError> {
+    match parts.headers.get(name) {
+        None => Ok(None),
+        Some(v) => v.to_str().map(Some).map_err(|_| AppError::invalid(format!("the {name} header must be visible ASCII"))),
+    }
+}
+
+/// The `Idempotency-Key` header, required and parsed.
+pub struct KeyHeader(pub IdempotencyKey);
+
+impl<S: Send + Sync> FromRequestParts<S> for KeyHeader {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        let raw = header(parts, "idempotency-key")?.ok_or_else(|| AppError::invalid("the Idempotency-Key header is required"))?;
+        Ok(Self(IdempotencyKey::parse(raw)?))
+    }
+}
+
+/// The session, whose store failing is an outage (503), not a bug.
+async fn session<S: Send + Sync>(parts: &mut Parts, state: &S) -> Result<Session, AppError> {
+    Session::from_request_parts(parts, state).await.map_err(|(_, m)| {
+        tracing::error!(error = %m, "no session");
+        AppError::internal()
+    })
 }
 
 /// The signed-in user, from the session cookie.
@@ -86,17 +111,12 @@ where
     S: Send + Sync,
     AppState: FromRef<S>,
 {
-    type Rejection = ApiError;
+    type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
-        let session = Session::from_request_parts(parts, state).await.map_err(|(_, m)| ApiError::internal(m))?;
-        let user_id: Option<Uuid> = session.get(SESSION_USER_KEY).await.map_err(ApiError::internal)?;
-        let user_id = user_id.ok_or_else(ApiError::unauthenticated)?;
+        let session = session(parts, state).await?;
         let app = AppState::from_ref(state);
-        let user = frontrow_engine::accounts::find_user(&app.engine.pool, user_id)
-            .await?
-            .ok_or_else(ApiError::unauthenticated)?;
-        Ok(Self(user))
+        Ok(Self(frontrow_app::session::signed_in_user(&session, &app.engine).await?))
     }
 }
 
@@ -108,12 +128,12 @@ where
     S: Send + Sync,
     AppState: FromRef<S>,
 {
-    type Rejection = ApiError;
+    type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
         let CurrentUser(user) = CurrentUser::from_request_parts(parts, state).await?;
         if !user.role.is_staff() {
-            return Err(ApiError::forbidden());
+            return Err(AppError::forbidden());
         }
         Ok(Self(user))
     }

@@ -1,67 +1,58 @@
-//! Holds, checkout and bookings.
+//! Holds, checkout and bookings: thin adapters over the engine's commands.
 
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use frontrow_engine::checkout::{self, CheckoutOutcome, CheckoutRequest, CheckoutView};
-use frontrow_engine::holds;
-use frontrow_engine::model::{Booking, Hold, HoldStatus, Ticket};
-use serde::{Deserialize, Serialize};
-use serde_json::json;
+use frontrow_engine::checkout::CheckoutRequest;
+use frontrow_model::{Booking, CheckoutAnswer, CheckoutView, ErrorKind, Hold, HoldStatus, HoldToken, PaymentToken, SeatId};
+use serde::Deserialize;
 use tower_sessions::Session;
 use utoipa::ToSchema;
-use uuid::Uuid;
 
-use super::error::{ApiError, ApiResult};
-use super::extract::{ApiJson, CurrentUser, IdPath};
-use super::queue::{admission_from_header, limit_fan};
+use super::error::{AppError, ApiResult};
+use super::extract::{ApiJson, CurrentUser, IdPath, KeyHeader};
+use super::queue::limit_fan;
 use crate::state::AppState;
 
 #[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct HoldBody {
-    pub seat_ids: Vec<String>,
+    /// 1 to 100 distinct seats, all or none.
+    #[schema(min_items = 1, max_items = 100)]
+    pub seat_ids: Vec<SeatId>,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct BestAvailableBody {
     /// How many seats side by side.
+    #[schema(minimum = 1, maximum = 100)]
     pub count: usize,
     /// The price tier to choose from.
+    #[schema(min_length = 1, max_length = 32)]
     pub tier: String,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct CheckoutBody {
-    pub hold_token: String,
-    pub payment_token: String,
+    pub hold_token: HoldToken,
+    pub payment_token: PaymentToken,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ConfirmedBooking {
-    pub booking_id: Uuid,
-    pub event_id: Uuid,
-    pub seat_ids: Vec<String>,
-    pub total_cents: i64,
-    pub status: String,
-    pub tickets: Vec<Ticket>,
+fn admission_header(headers: &HeaderMap) -> ApiResult<Option<&str>> {
+    headers
+        .get("x-admission-token")
+        .map(|v| v.to_str().map_err(|_| AppError::new(ErrorKind::NotAdmitted, "admission refused: malformed admission token")))
+        .transpose()
 }
 
-impl From<Booking> for ConfirmedBooking {
-    fn from(b: Booking) -> Self {
-        Self { booking_id: b.booking_id, event_id: b.event_id, seat_ids: b.seat_ids, total_cents: b.total_cents, status: b.status, tickets: b.tickets }
-    }
-}
-
-fn required_header<'a>(headers: &'a HeaderMap, name: &str) -> ApiResult<&'a str> {
-    let value = headers.get(name).ok_or_else(|| ApiError::invalid(format!("the {name} header is required")))?;
-    value.to_str().map_err(|_| ApiError::invalid(format!("the {name} header must be visible ASCII")))
-}
-
-#[utoipa::path(post, path = "/api/v1/events/{event_id}/holds", params(("event_id" = String, Path)), request_body = HoldBody,
-    responses((status = 201, body = Hold), (status = 409, description = "seats_unavailable, with conflict_seats"),
-              (status = 422, description = "invalid_input or too_many_seats"), (status = 401), (status = 403, description = "sale_not_open or not_admitted"),
-              (status = 404), (status = 429)))]
+#[utoipa::path(post, path = "/api/v1/events/{event_id}/holds", params(("event_id" = String, Path), ("X-Admission-Token" = Option<String>, Header)),
+    request_body = HoldBody, security(("session" = [])),
+    responses((status = 201, body = Hold), (status = 409, description = "seats_unavailable, with conflict_seats", body = AppError),
+              (status = 422, description = "invalid_input or too_many_seats", body = AppError),
+              (status = 403, description = "sale_not_open, not_admitted or csrf", body = AppError)))]
 pub async fn create_hold(
     State(state): State<AppState>,
     session: Session,
@@ -71,16 +62,17 @@ pub async fn create_hold(
     ApiJson(body): ApiJson<HoldBody>,
 ) -> ApiResult<(StatusCode, Json<Hold>)> {
     limit_fan(&state, &user)?;
-    let admitted = admission_from_header(&state, &session, &headers, &user, event_id).await?;
-    let hold = holds::hold_seats_admitted(&state.engine.pool, event_id, user.user_id, &body.seat_ids, admitted).await?;
+    let admission = frontrow_app::session::admission(&session, &state.engine, event_id, user.user_id, admission_header(&headers)?).await?;
+    let hold = state.engine.hold(user.user_id, event_id, &body.seat_ids, admission.as_ref()).await?;
     Ok((StatusCode::CREATED, Json(hold)))
 }
 
 /// Best available: picks adjacent seats in one row of the tier and holds them.
-#[utoipa::path(post, path = "/api/v1/events/{event_id}/holds/best", params(("event_id" = String, Path)), request_body = BestAvailableBody,
-    responses((status = 201, body = Hold), (status = 409, description = "no_seats_together"),
-              (status = 422, description = "invalid_input or too_many_seats"), (status = 401), (status = 403, description = "sale_not_open or not_admitted"),
-              (status = 404), (status = 429)))]
+#[utoipa::path(post, path = "/api/v1/events/{event_id}/holds/best", params(("event_id" = String, Path), ("X-Admission-Token" = Option<String>, Header)),
+    request_body = BestAvailableBody, security(("session" = [])),
+    responses((status = 201, body = Hold), (status = 409, description = "no_seats_together", body = AppError),
+              (status = 422, description = "invalid_input or too_many_seats", body = AppError),
+              (status = 403, description = "sale_not_open, not_admitted or csrf", body = AppError)))]
 pub async fn hold_best(
     State(state): State<AppState>,
     session: Session,
@@ -90,99 +82,79 @@ pub async fn hold_best(
     ApiJson(body): ApiJson<BestAvailableBody>,
 ) -> ApiResult<(StatusCode, Json<Hold>)> {
     limit_fan(&state, &user)?;
-    let admitted = admission_from_header(&state, &session, &headers, &user, event_id).await?;
-    let hold = frontrow_engine::best::hold_best(&state.engine.pool, event_id, user.user_id, body.count, &body.tier, admitted).await?;
+    let admission = frontrow_app::session::admission(&session, &state.engine, event_id, user.user_id, admission_header(&headers)?).await?;
+    let hold = state.engine.hold_best(user.user_id, event_id, body.count, &body.tier, admission.as_ref()).await?;
     Ok((StatusCode::CREATED, Json(hold)))
 }
 
-#[utoipa::path(get, path = "/api/v1/holds/{hold_id}", params(("hold_id" = String, Path)),
-    responses((status = 200, body = HoldStatus), (status = 404)))]
+#[utoipa::path(get, path = "/api/v1/holds/{hold_id}", params(("hold_id" = String, Path)), security(("session" = [])),
+    responses((status = 200, body = HoldStatus)))]
 pub async fn get_hold(State(state): State<AppState>, CurrentUser(user): CurrentUser, IdPath(hold_id): IdPath) -> ApiResult<Json<HoldStatus>> {
-    Ok(Json(holds::hold_status(&state.engine.pool, user.user_id, hold_id).await?))
+    Ok(Json(state.engine.hold_status(user.user_id, hold_id).await?))
 }
 
 #[utoipa::path(delete, path = "/api/v1/holds/{hold_id}", params(("hold_id" = String, Path), ("X-Hold-Token" = String, Header)),
-    responses((status = 204), (status = 410, description = "hold_expired"), (status = 404)))]
+    security(("session" = [])),
+    responses((status = 204), (status = 410, description = "hold_expired", body = AppError), (status = 422, description = "no X-Hold-Token", body = AppError)))]
 pub async fn release_hold(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
     IdPath(hold_id): IdPath,
     headers: HeaderMap,
 ) -> ApiResult<StatusCode> {
-    let token = required_header(&headers, "x-hold-token")?;
-    holds::release_hold(&state.engine.pool, user.user_id, hold_id, token).await?;
+    let raw = headers.get("x-hold-token").ok_or_else(|| AppError::invalid("the X-Hold-Token header is required"))?;
+    let raw = raw.to_str().map_err(|_| AppError::invalid("the X-Hold-Token header must be visible ASCII"))?;
+    // A token that cannot be a hold token is simply not the current one.
+    let token = HoldToken::parse(raw).map_err(|_| AppError::from(frontrow_engine::EngineError::HoldExpired))?;
+    state.engine.release(user.user_id, hold_id, &token).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
 #[utoipa::path(post, path = "/api/v1/holds/{hold_id}/checkout", params(("hold_id" = String, Path), ("Idempotency-Key" = String, Header)),
-    request_body = CheckoutBody,
-    responses((status = 201, body = ConfirmedBooking), (status = 202, description = "payment_pending"),
-              (status = 402, description = "payment_declined"), (status = 410, description = "hold_expired"),
-              (status = 409, description = "idempotency_key_reused or idempotency_key_in_use"), (status = 404)))]
+    request_body = CheckoutBody, security(("session" = [])),
+    responses((status = 201, body = Booking), (status = 202, description = "payment_pending: follow GET /api/v1/checkouts/{checkout_id}"),
+              (status = 402, description = "payment_declined or payment_failed", body = AppError),
+              (status = 410, description = "hold_expired", body = AppError),
+              (status = 409, description = "idempotency_key_reused, idempotency_key_in_use or checkout_in_progress", body = AppError)))]
 pub async fn checkout(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
     IdPath(hold_id): IdPath,
-    headers: HeaderMap,
+    KeyHeader(idempotency_key): KeyHeader,
     ApiJson(body): ApiJson<CheckoutBody>,
 ) -> ApiResult<Response> {
-    let idempotency_key = required_header(&headers, "idempotency-key")?;
-    let outcome = checkout::checkout(
-        &state.engine,
-        CheckoutRequest {
+    let outcome = state
+        .engine
+        .checkout(CheckoutRequest {
             user_id: user.user_id,
             hold_id,
             hold_token: &body.hold_token,
             payment_token: &body.payment_token,
-            idempotency_key,
-        },
-    )
-    .await?;
-    if matches!(outcome, CheckoutOutcome::Confirmed { .. })
+            idempotency_key: &idempotency_key,
+        })
+        .await?;
+    if matches!(outcome, frontrow_engine::checkout::CheckoutOutcome::Confirmed { .. })
         && state.settings.failpoint.as_deref() == Some("abort_after_checkout_commit")
     {
         tracing::error!("failpoint abort_after_checkout_commit: dying before the reply");
         std::process::abort();
     }
-    Ok(outcome_response(outcome))
+    Ok(match outcome.into_answer()? {
+        CheckoutAnswer::Confirmed { booking } => (StatusCode::CREATED, Json(booking)).into_response(),
+        CheckoutAnswer::PaymentPending { checkout_id } => {
+            (StatusCode::ACCEPTED, Json(serde_json::json!({ "checkout_id": checkout_id, "status": "payment_pending" }))).into_response()
+        }
+    })
 }
 
-fn outcome_response(outcome: CheckoutOutcome) -> Response {
-    match outcome {
-        CheckoutOutcome::Confirmed { booking } => (StatusCode::CREATED, Json(ConfirmedBooking::from(booking))).into_response(),
-        CheckoutOutcome::PaymentPending { checkout_id } => {
-            (StatusCode::ACCEPTED, Json(json!({ "checkout_id": checkout_id, "status": "payment_pending" }))).into_response()
-        }
-        CheckoutOutcome::Declined { checkout_id, reason } => {
-            ApiError::new(StatusCode::PAYMENT_REQUIRED, "payment_declined", format!("payment declined: {reason}; the hold is still yours until it expires"))
-                .with("checkout_id", json!(checkout_id))
-                .into_response()
-        }
-        CheckoutOutcome::HoldExpired { checkout_id, refunded } => {
-            let message = if refunded {
-                "the hold expired before the payment settled; the payment has been refunded"
-            } else {
-                "the hold has expired or its token is no longer current; nothing was charged"
-            };
-            ApiError::new(StatusCode::GONE, "hold_expired", message)
-                .with("checkout_id", json!(checkout_id))
-                .with("refunded", json!(refunded))
-                .into_response()
-        }
-        CheckoutOutcome::Failed { checkout_id, reason } => {
-            ApiError::new(StatusCode::PAYMENT_REQUIRED, "payment_failed", reason).with("checkout_id", json!(checkout_id)).into_response()
-        }
-    }
-}
-
-#[utoipa::path(get, path = "/api/v1/checkouts/{checkout_id}", params(("checkout_id" = String, Path)),
-    responses((status = 200, body = CheckoutView), (status = 404)))]
+#[utoipa::path(get, path = "/api/v1/checkouts/{checkout_id}", params(("checkout_id" = String, Path)), security(("session" = [])),
+    responses((status = 200, body = CheckoutView)))]
 pub async fn get_checkout(State(state): State<AppState>, CurrentUser(user): CurrentUser, IdPath(id): IdPath) -> ApiResult<Json<CheckoutView>> {
-    Ok(Json(checkout::checkout_view(&state.engine.pool, user.user_id, id).await?))
+    Ok(Json(state.engine.checkout_view(user.user_id, id).await?))
 }
 
-#[utoipa::path(get, path = "/api/v1/bookings/{booking_id}", params(("booking_id" = String, Path)),
-    responses((status = 200, body = Booking), (status = 404)))]
+#[utoipa::path(get, path = "/api/v1/bookings/{booking_id}", params(("booking_id" = String, Path)), security(("session" = [])),
+    responses((status = 200, body = Booking)))]
 pub async fn get_booking(State(state): State<AppState>, CurrentUser(user): CurrentUser, IdPath(id): IdPath) -> ApiResult<Json<Booking>> {
-    Ok(Json(checkout::booking_for(&state.engine.pool, id, user.user_id, user.role.is_staff()).await?))
+    Ok(Json(state.engine.booking_for(&user, id).await?))
 }

@@ -33,7 +33,10 @@ pub async fn live(
     upgrade: WebSocketUpgrade,
 ) -> ApiResult<Response> {
     // Unknown events are refused before the upgrade, as a plain 404.
-    let event = state.engine.board.event(event_id).await?;
+    let event = state.engine.board().event(event_id).await?;
+    if event.layout().is_some_and(|l| !l.event.published) {
+        return Err(super::error::AppError::not_found());
+    }
     let shutdown = state.shutdown.clone();
     let since = query.epoch.zip(query.since);
     Ok(upgrade.on_upgrade(move |socket| serve_viewer(socket, event, since, shutdown)))

@@ -1,5 +1,6 @@
-//! The JSON API (`/api/v1`), its OpenAPI document, and the middleware that
-//! applies to every call (CSRF, rate limits, metrics).
+//! The JSON API (`/api/v1`), a thin adapter over the engine for other
+//! clients; its OpenAPI document; and the gates every call passes, the
+//! Leptos server functions' included (CSRF, rate limits, metrics).
 
 pub mod admin;
 pub mod auth;
@@ -15,31 +16,91 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 use axum::extract::{ConnectInfo, MatchedPath, Request, State};
-use axum::http::{header, Method, StatusCode};
+use axum::http::{header, Method};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use governor::clock::{Clock, DefaultClock};
-use utoipa::OpenApi;
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
+use utoipa::openapi::{RefOr, Response as OpenApiResponse, ResponseBuilder};
+use utoipa::{Modify, OpenApi};
 
 use crate::state::AppState;
-use error::ApiError;
+use error::{AppError, ErrorKind};
 
 pub const SESSION_COOKIE: &str = "frontrow_session";
 
 #[derive(OpenApi)]
 #[openapi(
-    info(title = "frontrow API", version = "1", description = "Ticketing for flash on-sales. Money is integer cents; times are RFC 3339 UTC."),
+    info(title = "frontrow API", version = "1", description = "Ticketing for flash on-sales. Money is integer cents; times are RFC 3339 UTC. \
+        Every error is an AppError: {\"error\": code, \"message\": text, ...}."),
     paths(
         auth::signup, auth::login, auth::logout, auth::me, auth::my_bookings,
         catalogue::list_events, catalogue::event_detail, catalogue::seats, live::live,
         holds::create_hold, holds::hold_best, holds::get_hold, holds::release_hold, holds::checkout, holds::get_checkout, holds::get_booking,
         admin::create_event, admin::audit_event, queue::join, queue::status, queue::stats, queue::configure,
         ops::healthz, ops::readyz, ops::metrics,
-    )
+    ),
+    components(schemas(AppError)),
+    modifiers(&TheWholeTruth)
 )]
 pub struct ApiDoc;
+
+/// Adds to every operation the answers the gates in front of it can give,
+/// and the session cookie as the security scheme, so the document lists
+/// every status a route can really answer.
+struct TheWholeTruth;
+
+impl Modify for TheWholeTruth {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        let components = doc.components.get_or_insert_with(Default::default);
+        components.add_security_scheme("session", SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::new(SESSION_COOKIE))));
+        let error = |what: &str| -> RefOr<OpenApiResponse> {
+            ResponseBuilder::new()
+                .description(what)
+                .content("application/json", utoipa::openapi::ContentBuilder::new().schema(Some(utoipa::openapi::Ref::from_schema_name("AppError"))).build())
+                .into()
+        };
+        for (path, item) in doc.paths.paths.iter_mut() {
+            let operations = [
+                (Method::GET, item.get.as_mut()),
+                (Method::POST, item.post.as_mut()),
+                (Method::PATCH, item.patch.as_mut()),
+                (Method::DELETE, item.delete.as_mut()),
+                (Method::PUT, item.put.as_mut()),
+            ];
+            for (method, op) in operations {
+                let Some(op) = op else { continue };
+                let secured = op.security.as_ref().is_some_and(|s| !s.is_empty());
+                let has_body = op.request_body.is_some();
+                let responses = &mut op.responses.responses;
+                let mut add = |status: &str, what: &str| {
+                    responses.entry(status.to_owned()).or_insert_with(|| error(what));
+                };
+                if path.starts_with("/api/") {
+                    add("400", "bad_request or invalid_json");
+                    add("404", "not_found");
+                    add("422", "invalid_input");
+                    add("429", "rate_limited (with Retry-After)");
+                    add("500", "internal (the x-request-id header finds it in the log)");
+                    add("503", "unavailable: the database is down; try again shortly");
+                    if method != Method::GET {
+                        add("403", "csrf (or forbidden)");
+                        add("413", "payload_too_large");
+                    }
+                    if has_body {
+                        add("415", "unsupported_media_type");
+                    }
+                    if secured {
+                        add("401", "unauthenticated");
+                        add("403", "forbidden or csrf");
+                    }
+                }
+            }
+        }
+    }
+}
 
 async fn openapi_json() -> Json<utoipa::openapi::OpenApi> {
     Json(ApiDoc::openapi())
@@ -74,14 +135,12 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/api/v1/admin/events/{event_id}/audit", get(admin::audit_event))
         .route("/api/v1/admin/events/{event_id}/waiting-room", get(queue::stats).patch(queue::configure))
         .route("/api/openapi.json", get(openapi_json))
-        .route("/api/{*rest}", axum::routing::any(|| async { ApiError::not_found() }))
+        .route("/api/{*rest}", axum::routing::any(|| async { AppError::not_found() }))
         .route("/healthz", get(ops::healthz))
         .route("/readyz", get(ops::readyz))
         .route("/metrics", get(ops::metrics))
         // Registered last: applies to every route above.
-        .method_not_allowed_fallback(|| async {
-            ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "this path does not accept that method")
-        })
+        .method_not_allowed_fallback(|| async { AppError::new(ErrorKind::MethodNotAllowed, "this path does not accept that method") })
 }
 
 /// Per-client-address token bucket; 429 with Retry-After when empty.
@@ -91,11 +150,40 @@ async fn rate_limit(State(state): State<AppState>, request: Request, next: Next)
         if let Some(ip) = ip {
             if let Err(not_until) = limiter.check_key(&ip) {
                 let wait = not_until.wait_time_from(DefaultClock::default().now());
-                return ApiError::rate_limited(wait.as_secs() + 1).into_response();
+                return AppError::rate_limited(wait.as_secs() + 1).into_response();
             }
         }
     }
     next.run(request).await
+}
+
+/// The same per-address limit for the server functions that cost real work
+/// (their routes are registered by Leptos, so they are picked by path).
+pub async fn rate_limit_server_fns(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    if frontrow_app::actions::rate_limited_paths().contains(&request.uri().path()) {
+        return rate_limit(State(state), request, next).await;
+    }
+    next.run(request).await
+}
+
+/// A server function that failed answers its `AppError`; this gives the
+/// response that error's status (server functions answer 500 otherwise), so
+/// the JSON API and the server functions agree on what a failure is.
+pub async fn server_fn_status(request: Request, next: Next) -> Response {
+    let response = next.run(request).await;
+    if !response.headers().contains_key("serverfnerror") {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, 64 * 1024).await else {
+        return AppError::internal().into_response();
+    };
+    if let Ok(error) = serde_json::from_slice::<AppError>(&bytes) {
+        if let Ok(status) = axum::http::StatusCode::from_u16(error.status()) {
+            parts.status = status;
+        }
+    }
+    Response::from_parts(parts, axum::body::Body::from(bytes))
 }
 
 /// A state-changing request that carries our session cookie from a page of
@@ -106,13 +194,9 @@ pub async fn csrf_guard(request: Request, next: Next) -> Response {
     if !safe && has_session_cookie(&request) {
         if let Some(origin) = request.headers().get(header::ORIGIN) {
             let host = request.headers().get(header::HOST).and_then(|h| h.to_str().ok());
-            let origin_host = origin
-                .to_str()
-                .ok()
-                .and_then(|o| o.split_once("://"))
-                .map(|(_, rest)| rest.trim_end_matches('/'));
+            let origin_host = origin.to_str().ok().and_then(|o| o.split_once("://")).map(|(_, rest)| rest.trim_end_matches('/'));
             if host.is_none() || origin_host != host {
-                return ApiError::new(StatusCode::FORBIDDEN, "csrf", "cross-site request refused").into_response();
+                return AppError::new(ErrorKind::Csrf, "cross-site request refused").into_response();
             }
         }
     }
@@ -132,10 +216,7 @@ fn has_session_cookie(request: &Request) -> bool {
 /// Request count and latency per route and status.
 pub async fn track_metrics(request: Request, next: Next) -> Response {
     let started = Instant::now();
-    let route = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+    let route = request.extensions().get::<MatchedPath>().map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
     let method = request.method().to_string();
     let response = next.run(request).await;
     let status = response.status().as_u16().to_string();

@@ -16,13 +16,9 @@ pub async fn healthz() -> Json<serde_json::Value> {
 /// Ready when the database answers and every migration this build knows is applied.
 #[utoipa::path(get, path = "/readyz", responses((status = 200), (status = 503)))]
 pub async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
-    let expected = frontrow_engine::MIGRATOR.iter().filter(|m| m.migration_type.is_up_migration()).count() as i64;
-    let applied: Result<i64, _> = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations WHERE success")
-        .fetch_one(&state.engine.pool)
-        .await;
-    match applied {
-        Ok(n) if n >= expected => (StatusCode::OK, Json(json!({ "status": "ready", "migrations": n }))),
-        Ok(n) => (StatusCode::SERVICE_UNAVAILABLE, Json(json!({ "status": "migrations_pending", "applied": n, "expected": expected }))),
+    match state.engine.migrations_applied().await {
+        Ok((n, expected)) if n >= expected => (StatusCode::OK, Json(json!({ "status": "ready", "migrations": n }))),
+        Ok((n, expected)) => (StatusCode::SERVICE_UNAVAILABLE, Json(json!({ "status": "migrations_pending", "applied": n, "expected": expected }))),
         Err(_) => (StatusCode::SERVICE_UNAVAILABLE, Json(json!({ "status": "database_unreachable" }))),
     }
 }

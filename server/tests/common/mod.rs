@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use frontrow_engine::accounts;
-use frontrow_engine::model::{AuditReport, Role};
+use frontrow_model::{AuditReport, Role};
 use frontrow_engine::Engine;
 use frontrow_server::config::ServeArgs;
 use frontrow_server::startup::{connect, migrate, Application};
@@ -142,7 +142,7 @@ impl TestApp {
         let mut clients = Vec::with_capacity(n);
         for _ in 0..n {
             let email = format!("fan-{}@example.test", Uuid::new_v4().simple());
-            accounts::insert_user(&self.pool, &email, "Fan", &hash, Role::Fan).await.expect("insert fan");
+            self.engine.insert_user(&email, "Fan", &hash, Role::Fan).await.expect("insert fan");
             clients.push((self.client(), email));
         }
         let logins = clients.into_iter().map(|(c, email)| async move {
@@ -156,10 +156,8 @@ impl TestApp {
     /// A signed-in staff client.
     pub async fn staff(&self) -> Client {
         let email = format!("staff-{}@example.test", Uuid::new_v4().simple());
-        accounts::create_user(
-            &self.pool,
-            accounts::NewUser { email: &email, password: PASSWORD, name: "Staff", role: Role::Staff },
-        )
+        self.engine
+            .create_user(accounts::NewUser { email: &email, password: PASSWORD, name: "Staff", role: Role::Staff })
         .await
         .expect("staff user");
         let c = self.client();
@@ -190,7 +188,7 @@ impl TestApp {
     }
 
     pub async fn audit(&self) -> AuditReport {
-        frontrow_engine::audit::audit(&self.pool, None).await.expect("audit")
+        self.engine.audit(None).await.expect("audit")
     }
 
     /// The invariants that must hold after any test, settled or not.

@@ -1,0 +1,128 @@
+//! Everything a fan does from the app, as server functions: the islands
+//! call these directly and get typed answers or an [`AppError`] to match
+//! on. They run the same engine commands as the JSON API, behind the same
+//! gates (sessions, CSRF, rate limits, the body limit, request ids, metrics).
+//!
+//! Endpoints are fixed (`/_app/<name>`), so the server's gates and tests
+//! can name them.
+
+use frontrow_model::{AppError, CheckoutAnswer, CheckoutView, Hold, HoldToken, IdempotencyKey, PaymentToken, QueueView, SeatId};
+use leptos::prelude::*;
+use leptos::server_fn::codec::Json;
+use uuid::Uuid;
+
+/// Claims the seats, all or none. `admission_token` is required while the
+/// event's waiting room is on.
+#[server(prefix = "/_app", endpoint = "hold", input = Json)]
+pub async fn hold_seats(event_id: Uuid, seat_ids: Vec<SeatId>, admission_token: Option<String>) -> Result<Hold, AppError> {
+    use crate::server::{fan, set_status};
+    let (engine, session, user) = fan().await?;
+    let admission = crate::session::admission(&session, &engine, event_id, user.user_id, admission_token.as_deref()).await?;
+    let hold = engine.hold(user.user_id, event_id, &seat_ids, admission.as_ref()).await?;
+    set_status(201);
+    Ok(hold)
+}
+
+/// Finds the best `count` seats side by side in `tier` and holds them.
+#[server(prefix = "/_app", endpoint = "hold_best", input = Json)]
+pub async fn hold_best(event_id: Uuid, count: usize, tier: String, admission_token: Option<String>) -> Result<Hold, AppError> {
+    use crate::server::{fan, set_status};
+    let (engine, session, user) = fan().await?;
+    let admission = crate::session::admission(&session, &engine, event_id, user.user_id, admission_token.as_deref()).await?;
+    let hold = engine.hold_best(user.user_id, event_id, count, &tier, admission.as_ref()).await?;
+    set_status(201);
+    Ok(hold)
+}
+
+#[server(prefix = "/_app", endpoint = "release", input = Json)]
+pub async fn release_hold(hold_id: Uuid, hold_token: HoldToken) -> Result<(), AppError> {
+    let (engine, _, user) = crate::server::fan().await?;
+    Ok(engine.release(user.user_id, hold_id, &hold_token).await?)
+}
+
+/// Pays for the hold. The idempotency key is made by the browser and kept
+/// per hold and card, so a double click or a reload gets the first answer.
+#[server(prefix = "/_app", endpoint = "checkout", input = Json)]
+pub async fn checkout(
+    hold_id: Uuid,
+    hold_token: HoldToken,
+    payment_token: PaymentToken,
+    idempotency_key: IdempotencyKey,
+) -> Result<CheckoutAnswer, AppError> {
+    use crate::server::{fan, set_status};
+    use frontrow_engine::checkout::CheckoutRequest;
+    let (engine, _, user) = fan().await?;
+    let request = CheckoutRequest {
+        user_id: user.user_id,
+        hold_id,
+        hold_token: &hold_token,
+        payment_token: &payment_token,
+        idempotency_key: &idempotency_key,
+    };
+    let answer = engine.checkout(request).await?.into_answer()?;
+    set_status(match answer {
+        CheckoutAnswer::Confirmed { .. } => 201,
+        CheckoutAnswer::PaymentPending { .. } => 202,
+    });
+    Ok(answer)
+}
+
+#[server(prefix = "/_app", endpoint = "checkout_status", input = Json)]
+pub async fn checkout_status(checkout_id: Uuid) -> Result<CheckoutView, AppError> {
+    let (engine, _, user) = crate::server::fan().await?;
+    Ok(engine.checkout_view(user.user_id, checkout_id).await?)
+}
+
+/// Renews the fan's admission while their seat map is open (and tells them
+/// if it lapsed).
+#[server(prefix = "/_app", endpoint = "renew_admission", input = Json)]
+pub async fn renew_admission(event_id: Uuid, queue_token: String) -> Result<QueueView, AppError> {
+    let (engine, session, user) = crate::server::fan().await?;
+    crate::session::queue_view(&session, &engine, &user, event_id, &queue_token).await
+}
+
+/// Creates a fan account and signs it in. Works as a plain HTML form too:
+/// then the answer is a redirect to `next` (or back to the form, with the
+/// error, on failure).
+#[server(prefix = "/_app", endpoint = "sign_up")]
+pub async fn sign_up(name: String, email: String, password: String, next: Option<String>) -> Result<String, AppError> {
+    use frontrow_engine::accounts::NewUser;
+    use frontrow_model::Role;
+    let engine = crate::server::engine()?;
+    let user = engine.create_user(NewUser { email: &email, password: &password, name: &name, role: Role::Fan }).await?;
+    crate::session::sign_in(&crate::server::request_session().await?, &user).await?;
+    Ok(go_next(next))
+}
+
+#[server(prefix = "/_app", endpoint = "sign_in")]
+pub async fn sign_in(email: String, password: String, next: Option<String>) -> Result<String, AppError> {
+    let engine = crate::server::engine()?;
+    let user = engine.authenticate(&email, &password).await?;
+    crate::session::sign_in(&crate::server::request_session().await?, &user).await?;
+    Ok(go_next(next))
+}
+
+#[server(prefix = "/_app", endpoint = "sign_out")]
+pub async fn sign_out() -> Result<String, AppError> {
+    crate::session::sign_out(&crate::server::request_session().await?).await?;
+    Ok(go_next(Some("/".to_owned())))
+}
+
+/// Where to go after signing in: only paths on this site. A plain form post
+/// is redirected there.
+#[cfg(feature = "ssr")]
+fn go_next(next: Option<String>) -> String {
+    let to = crate::links::safe_next(next);
+    if crate::server::from_html_form() {
+        leptos_axum::redirect(&to);
+    }
+    to
+}
+
+/// The server functions that cost the server real work per call; they are
+/// rate limited per client like their JSON API twins.
+#[cfg(feature = "ssr")]
+pub fn rate_limited_paths() -> [&'static str; 7] {
+    use leptos::server_fn::ServerFn;
+    [HoldSeats::PATH, HoldBest::PATH, Checkout::PATH, RenewAdmission::PATH, SignUp::PATH, SignIn::PATH, CheckoutStatus::PATH]
+}

@@ -1,0 +1,533 @@
+//! The seat picker's workflow: choosing seats, holding them (by hand, best
+//! available, or the nearest free block after a lost race), the countdown
+//! on the server's clock, paying with an idempotency key kept per hold and
+//! card, releasing, and following the live feed.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use frontrow_model::live::LiveFrame;
+use frontrow_model::{AppError, CheckoutAnswer, ErrorKind, Hold, HoldToken, IdempotencyKey, PaymentToken, SeatId, SeatStatus};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use uuid::Uuid;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{KeyboardEvent, MouseEvent};
+
+use super::browser::{focus, navigate, now_ms, random_key, session_storage, sleep, window};
+use super::live_feed::{self, FeedListener};
+use super::seat_dom::*;
+use crate::actions;
+use crate::format::money;
+use crate::props::{HoldInfo, PickerProps};
+use frontrow_model::TierPrice;
+
+/// The simulated provider's test cards.
+pub const TEST_CARDS: [(&str, &str); 4] = [
+    ("tok_visa", "Visa ending 4242: approves"),
+    ("tok_chargeDeclined", "Card ending 0002: declined"),
+    ("tok_slow", "Slow bank: approves after a while"),
+    ("tok_lost", "Lost reply: charged, settled later"),
+];
+
+/// A seat the fan has picked but not yet held.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pick {
+    pub seat_id: String,
+    pub label: String,
+    pub price_cents: i64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    pub kind: &'static str,
+    pub text: String,
+}
+
+/// Seats offered to a fan who lost a race: the nearest free block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Suggestion {
+    pub seat_ids: Vec<String>,
+    pub labels: Vec<String>,
+}
+
+/// The seat picker's state; every field is a cheap handle, so the struct is
+/// `Copy` and moves freely into handlers.
+#[derive(Clone, Copy)]
+pub struct Picker {
+    event_id: StoredValue<Uuid>,
+    tiers: StoredValue<Vec<TierPrice>>,
+    pub max_seats: i32,
+    hold_ttl_ms: i64,
+    pub signed_in: bool,
+    pub on_sale: bool,
+    pub selected: RwSignal<Vec<Pick>>,
+    pub hold: RwSignal<Option<HoldInfo>>,
+    pub busy: RwSignal<bool>,
+    pub message: RwSignal<Option<Message>>,
+    pub suggestion: RwSignal<Option<Suggestion>>,
+    pub remaining_ms: RwSignal<i64>,
+    /// `connecting`, `live` or `reconnecting`.
+    pub live: RwSignal<&'static str>,
+    pub card: RwSignal<String>,
+    pub ready: RwSignal<bool>,
+    /// Server clock minus browser clock, in milliseconds.
+    clock_offset: StoredValue<f64>,
+    /// Where the live feed resumes from: the board's epoch and the last seq seen.
+    epoch: StoredValue<u32>,
+    seq: StoredValue<u64>,
+    /// The waiting room's admission token (renewed while the page is open).
+    admission: StoredValue<Option<String>>,
+    queue_token: StoredValue<Option<String>>,
+    /// Seats the map shows available, for the availability line.
+    available: StoredValue<i64>,
+    /// What the live feed said about the fan's own held seats while they
+    /// held them (the map keeps showing them as theirs meanwhile).
+    heard_on_mine: StoredValue<HashMap<String, SeatStatus>>,
+}
+
+impl Picker {
+    pub fn new(props: &PickerProps) -> Self {
+        Self {
+            event_id: StoredValue::new(props.event_id),
+            tiers: StoredValue::new(props.tiers.clone()),
+            max_seats: props.max_seats,
+            hold_ttl_ms: i64::from(props.hold_ttl_seconds) * 1000,
+            signed_in: props.signed_in,
+            on_sale: props.on_sale,
+            selected: RwSignal::new(Vec::new()),
+            hold: RwSignal::new(props.hold.clone()),
+            busy: RwSignal::new(false),
+            message: RwSignal::new(None),
+            suggestion: RwSignal::new(None),
+            remaining_ms: RwSignal::new(props.hold.as_ref().map_or(0, |h| h.expires_at_ms - props.server_now_ms)),
+            live: RwSignal::new("connecting"),
+            card: RwSignal::new(TEST_CARDS[0].0.to_owned()),
+            ready: RwSignal::new(false),
+            clock_offset: StoredValue::new(0.0),
+            epoch: StoredValue::new(props.epoch),
+            seq: StoredValue::new(props.seq),
+            admission: StoredValue::new(props.admission_token.clone()),
+            queue_token: StoredValue::new(props.queue_token.clone()),
+            available: StoredValue::new(0),
+            heard_on_mine: StoredValue::new(HashMap::new()),
+        }
+    }
+
+    pub fn say(self, kind: &'static str, text: impl Into<String>) {
+        self.message.set(Some(Message { kind, text: text.into() }));
+    }
+
+    /// Browser only: wires the map, opens the live feed, starts the clock.
+    pub fn start(self, server_now_ms: i64) {
+        self.available.set_value(count_available());
+        // The page was rendered at `server_now_ms`, just before its first
+        // byte arrived here: the offset is right to within that latency.
+        let first_byte = window().performance().map(|perf| perf.timing().response_start() as f64).filter(|t| *t > 0.0);
+        self.clock_offset.set_value(server_now_ms as f64 - first_byte.unwrap_or_else(now_ms));
+        if let Some(hold) = self.hold.get_untracked() {
+            self.mark_mine(&hold.seat_ids);
+        }
+        if let Some(map) = seat_map() {
+            let on_click = Closure::<dyn FnMut(MouseEvent)>::new(move |ev: MouseEvent| {
+                // A drag to pan the map is not a click on a seat.
+                if seat_map().and_then(|m| m.get_attribute("data-panned")).as_deref() == Some("1") {
+                    return;
+                }
+                if let Some(id) = seat_from_event(ev.target()).as_ref().and_then(seat_id_of) {
+                    self.toggle_seat(&id);
+                }
+            });
+            let on_keydown = Closure::<dyn FnMut(KeyboardEvent)>::new(move |ev: KeyboardEvent| {
+                if let Some(id) = on_key(&ev) {
+                    self.toggle_seat(&id);
+                }
+            });
+            let _ = map.add_event_listener_with_callback("click", on_click.as_ref().unchecked_ref());
+            let _ = map.add_event_listener_with_callback("keydown", on_keydown.as_ref().unchecked_ref());
+            on_click.forget();
+            on_keydown.forget();
+        }
+        live_feed::open(self.event_id.get_value().to_string(), Rc::new(self));
+        let _ = set_interval_with_handle(
+            move || {
+                if let Some(hold) = self.hold.get_untracked() {
+                    let left = self.remaining(&hold);
+                    self.remaining_ms.set(left);
+                    // While a payment is in flight its answer decides, not the clock.
+                    if left <= 0 && !self.busy.get_untracked() {
+                        self.expire();
+                    }
+                }
+            },
+            std::time::Duration::from_millis(250),
+        );
+        if self.queue_token.with_value(Option::is_some) {
+            let _ = set_interval_with_handle(move || self.renew_admission(), std::time::Duration::from_secs(60));
+        }
+        self.ready.set(true);
+    }
+
+    fn event_path(self) -> String {
+        format!("/events/{}", self.event_id.get_value())
+    }
+
+    fn sign_in_first(self) {
+        navigate(&format!("/signin?next={}", self.event_path()));
+    }
+
+    /// Shows a status on a seat and keeps the availability line in step.
+    fn show(self, el: &web_sys::Element, status: SeatStatus) {
+        let change = show_status(el, status);
+        if change != 0 {
+            self.available.update_value(|n| *n += change);
+            show_availability(self.available.get_value());
+        }
+    }
+
+    fn mark_mine(self, seat_ids: &[String]) {
+        set_mine(seat_ids, true);
+        for id in seat_ids {
+            if let Some(el) = seat_el(id) {
+                self.show(&el, SeatStatus::Held);
+            }
+        }
+    }
+
+    fn seat_price(self, el: &web_sys::Element) -> i64 {
+        let tier = seat_tier(el);
+        self.tiers.with_value(|t| t.get(tier).map_or(0, |t| i64::from(t.price_cents)))
+    }
+
+    fn remaining(self, hold: &HoldInfo) -> i64 {
+        hold.expires_at_ms - (now_ms() + self.clock_offset.get_value()) as i64
+    }
+
+    pub fn toggle_seat(self, seat_id: &str) {
+        let Some(el) = seat_el(seat_id) else { return };
+        if self.hold.with_untracked(Option::is_some) {
+            self.say("info", "You are holding seats: pay for them or release them to choose again.");
+            return;
+        }
+        if self.selected.with_untracked(|s| s.iter().any(|x| x.seat_id == seat_id)) {
+            self.selected.update(|s| s.retain(|x| x.seat_id != seat_id));
+            set_selected(&el, false);
+            self.message.set(None);
+            return;
+        }
+        if !self.on_sale {
+            self.say("info", "Tickets for this event are not on sale right now.");
+            return;
+        }
+        if !is_available(&el) {
+            self.say("error", format!("{} is not available.", seat_label(&el)));
+            return;
+        }
+        if self.selected.with_untracked(Vec::len) >= self.max_seats as usize {
+            self.say("error", format!("You can choose up to {} seats per order.", self.max_seats));
+            return;
+        }
+        let pick = Pick { seat_id: seat_id.to_owned(), label: seat_label(&el), price_cents: self.seat_price(&el) };
+        self.say("info", format!("Selected {}, {}.", pick.label, money(pick.price_cents)));
+        self.selected.update(|s| s.push(pick));
+        set_selected(&el, true);
+    }
+
+    fn clear_selection(self) {
+        for pick in self.selected.get_untracked() {
+            if let Some(el) = seat_el(&pick.seat_id) {
+                set_selected(&el, false);
+            }
+        }
+        self.selected.set(Vec::new());
+    }
+
+    fn clear_suggestion(self) {
+        if let Some(s) = self.suggestion.get_untracked() {
+            set_suggested(&s.seat_ids, false);
+            self.suggestion.set(None);
+        }
+    }
+
+    /// Holds exactly these seats (the fan's picks, or a suggestion).
+    fn hold_these(self, seat_ids: Vec<String>) {
+        if !self.signed_in {
+            return self.sign_in_first();
+        }
+        if seat_ids.is_empty() || self.busy.get_untracked() {
+            return;
+        }
+        let Ok(ids) = seat_ids.iter().map(|s| SeatId::parse(s.as_str())).collect::<Result<Vec<_>, _>>() else {
+            return self.say("error", "Those seats cannot be held.");
+        };
+        self.busy.set(true);
+        spawn_local(async move {
+            match actions::hold_seats(self.event_id.get_value(), ids, self.admission.get_value()).await {
+                Ok(hold) => self.took_hold(hold),
+                Err(e) => self.hold_refused(e),
+            }
+            self.busy.set(false);
+        });
+    }
+
+    pub fn hold_selected(self) {
+        self.hold_these(self.selected.get_untracked().into_iter().map(|s| s.seat_id).collect());
+    }
+
+    /// One click after a lost race: hold the nearest free block instead.
+    pub fn take_suggestion(self) {
+        if let Some(s) = self.suggestion.get_untracked() {
+            self.hold_these(s.seat_ids);
+        }
+    }
+
+    pub fn hold_best(self, count: String, tier: String) {
+        if !self.signed_in {
+            return self.sign_in_first();
+        }
+        if self.busy.get_untracked() {
+            return;
+        }
+        let count: usize = count.parse().unwrap_or(1);
+        self.busy.set(true);
+        spawn_local(async move {
+            // Seats picked by hand are let go: best available replaces them.
+            self.clear_selection();
+            match actions::hold_best(self.event_id.get_value(), count, tier, self.admission.get_value()).await {
+                Ok(hold) => self.took_hold(hold),
+                Err(e) => self.hold_refused(e),
+            }
+            self.busy.set(false);
+        });
+    }
+
+    fn took_hold(self, hold: Hold) {
+        let hold = HoldInfo {
+            hold_id: hold.hold_id,
+            labels: hold.seat_ids.iter().map(|s| label_of(s)).collect(),
+            hold_token: hold.hold_token,
+            total_cents: hold.total_cents,
+            expires_at_ms: hold.expires_at.timestamp_millis(),
+            seat_ids: hold.seat_ids,
+        };
+        self.clear_selection();
+        self.clear_suggestion();
+        self.mark_mine(&hold.seat_ids);
+        self.heard_on_mine.update_value(HashMap::clear);
+        // The server stamped the expiry "now + TTL" a moment ago, which pins
+        // its clock to within one network hop.
+        self.clock_offset.set_value((hold.expires_at_ms - self.hold_ttl_ms) as f64 - now_ms());
+        self.remaining_ms.set(self.remaining(&hold));
+        self.say("success", format!("Held: {}. Pay before the timer runs out.", joined(&hold.labels)));
+        self.hold.set(Some(hold));
+        // The button that was pressed is gone; continue in the hold panel.
+        set_timeout(|| focus("held-title"), std::time::Duration::ZERO);
+    }
+
+    fn hold_refused(self, e: AppError) {
+        match e.kind {
+            ErrorKind::Unauthenticated => self.sign_in_first(),
+            ErrorKind::NotAdmitted => navigate(&format!("{}/queue", self.event_path())),
+            ErrorKind::SeatsUnavailable { conflict_seats, suggestion } => {
+                let labels: Vec<String> = conflict_seats.iter().map(|s| label_of(s)).collect();
+                for seat in &conflict_seats {
+                    self.apply_status(seat, SeatStatus::Held);
+                    flash_conflict(seat);
+                }
+                let verb = if labels.len() == 1 { "was" } else { "were" };
+                self.say("error", format!("Sorry, {} {verb} just taken by someone else. Nothing was held; pick other seats.", joined(&labels)));
+                self.clear_suggestion();
+                if let Some(seat_ids) = suggestion.filter(|s| !s.is_empty()) {
+                    set_suggested(&seat_ids, true);
+                    let labels = seat_ids.iter().map(|s| label_of(s)).collect();
+                    self.suggestion.set(Some(Suggestion { seat_ids, labels }));
+                }
+            }
+            _ => self.say("error", e.message),
+        }
+    }
+
+    /// The hold is over (released, expired). Its seats show what the live
+    /// feed said about them since, if anything.
+    fn let_go(self, hold: &HoldInfo) {
+        set_mine(&hold.seat_ids, false);
+        let heard = self.heard_on_mine.try_update_value(std::mem::take).unwrap_or_default();
+        for id in &hold.seat_ids {
+            if let (Some(status), Some(el)) = (heard.get(id), seat_el(id)) {
+                self.show(&el, *status);
+            }
+        }
+        if let Some(storage) = session_storage() {
+            let _ = storage.remove_item(&checkout_key(hold.hold_id));
+        }
+        self.hold.set(None);
+    }
+
+    pub fn release(self) {
+        let Some(hold) = self.hold.get_untracked() else { return };
+        let Ok(token) = HoldToken::parse(hold.hold_token.clone()) else { return self.let_go(&hold) };
+        self.busy.set(true);
+        spawn_local(async move {
+            match actions::release_hold(hold.hold_id, token).await {
+                Ok(()) => {
+                    self.let_go(&hold);
+                    self.say("info", "Seats released.");
+                }
+                Err(AppError { kind: ErrorKind::HoldExpired { .. }, .. }) => {
+                    self.let_go(&hold);
+                    self.say("info", "Your hold had already ended; the seats are released.");
+                }
+                Err(e) => self.say("error", e.message),
+            }
+            self.busy.set(false);
+        });
+    }
+
+    fn expire(self) {
+        let Some(hold) = self.hold.get_untracked() else { return };
+        self.let_go(&hold);
+        self.say("error", "Your hold expired and the seats were released. You can pick seats again.");
+        // Tell the server at once rather than wait for the reaper; a refusal is fine.
+        if let Ok(token) = HoldToken::parse(hold.hold_token.clone()) {
+            spawn_local(async move {
+                let _ = actions::release_hold(hold.hold_id, token).await;
+            });
+        }
+    }
+
+    pub fn pay(self) {
+        let Some(hold) = self.hold.get_untracked() else { return };
+        if self.busy.get_untracked() {
+            return;
+        }
+        let card = self.card.get_untracked();
+        let (Ok(token), Ok(payment), Ok(key)) =
+            (HoldToken::parse(hold.hold_token.clone()), PaymentToken::parse(card.clone()), IdempotencyKey::parse(idempotency_key(hold.hold_id, &card)))
+        else {
+            return self.say("error", "This payment cannot be sent.");
+        };
+        self.busy.set(true);
+        self.say("info", "Paying…");
+        spawn_local(async move {
+            for _ in 0..30 {
+                match actions::checkout(hold.hold_id, token.clone(), payment.clone(), key.clone()).await {
+                    Ok(CheckoutAnswer::Confirmed { booking }) => return navigate(&format!("/bookings/{}", booking.booking_id)),
+                    Ok(CheckoutAnswer::PaymentPending { checkout_id }) => return navigate(&format!("/checkouts/{checkout_id}")),
+                    Err(e) => match e.kind {
+                        ErrorKind::PaymentDeclined { .. } | ErrorKind::PaymentFailed { .. } => {
+                            if let Some(storage) = session_storage() {
+                                let _ = storage.remove_item(&checkout_key(hold.hold_id));
+                            }
+                            self.say("error", "Your card was declined and nothing was charged. Try another card: your seats stay held until the timer runs out.");
+                            break;
+                        }
+                        ErrorKind::HoldExpired { .. } => {
+                            self.let_go(&hold);
+                            self.say("error", "Your hold expired before payment, so nothing was booked. Any amount taken is refunded.");
+                            break;
+                        }
+                        ErrorKind::Unauthenticated => return self.sign_in_first(),
+                        // The first attempt (another tab, a reload) is still running: wait for its answer.
+                        ErrorKind::IdempotencyKeyInUse | ErrorKind::CheckoutInProgress => sleep(1000).await,
+                        _ => {
+                            self.say("error", e.message);
+                            break;
+                        }
+                    },
+                }
+            }
+            self.busy.set(false);
+        });
+    }
+
+    /// Keeps the admission alive while the page is open; sends the fan back
+    /// to the queue if it lapsed.
+    fn renew_admission(self) {
+        let Some(queue_token) = self.queue_token.get_value() else { return };
+        spawn_local(async move {
+            match actions::renew_admission(self.event_id.get_value(), queue_token).await {
+                Ok(view) if view.admission_token.is_some() => self.admission.set_value(view.admission_token),
+                Ok(_) if self.hold.with_untracked(Option::is_none) => navigate(&format!("{}/queue", self.event_path())),
+                _ => {}
+            }
+        });
+    }
+
+    /// Applies a status from the live feed (or a conflict); drops the seat
+    /// from the fan's selection if it is no longer available and returns its
+    /// label if so.
+    fn apply_status(self, seat_id: &str, status: SeatStatus) -> Option<String> {
+        let el = seat_el(seat_id)?;
+        self.show(&el, status);
+        if status == SeatStatus::Available {
+            return None;
+        }
+        if self.suggestion.with_untracked(|s| s.as_ref().is_some_and(|s| s.seat_ids.iter().any(|x| x == seat_id))) {
+            self.clear_suggestion();
+        }
+        if self.selected.with_untracked(|s| s.iter().any(|x| x.seat_id == seat_id)) {
+            self.selected.update(|s| s.retain(|x| x.seat_id != seat_id));
+            set_selected(&el, false);
+            return Some(seat_label(&el));
+        }
+        None
+    }
+}
+
+impl FeedListener for Picker {
+    fn resume_from(&self) -> (u32, u64) {
+        (self.epoch.get_value(), self.seq.get_value())
+    }
+
+    fn connected(&self, live: bool) {
+        self.live.set(if live { "live" } else { "reconnecting" });
+    }
+
+    fn frame(&self, frame: LiveFrame<'_>) {
+        let (epoch, seq, changes) = frame.into_parts();
+        let mine: Vec<String> = self.hold.with_untracked(|h| h.as_ref().map(|h| h.seat_ids.clone()).unwrap_or_default());
+        let mut dropped = Vec::new();
+        for change in changes {
+            // The fan's own held seats stay theirs until sold (a stale
+            // "available" from before the hold must not undo it).
+            if mine.iter().any(|m| *m == change.seat_id) && change.status != SeatStatus::Sold {
+                self.heard_on_mine.update_value(|heard| {
+                    heard.insert(change.seat_id.to_string(), change.status);
+                });
+                continue;
+            }
+            if let Some(label) = self.apply_status(&change.seat_id, change.status) {
+                dropped.push(label);
+            }
+        }
+        self.epoch.set_value(epoch);
+        self.seq.set_value(seq);
+        if !dropped.is_empty() {
+            let verb = if dropped.len() == 1 { "was" } else { "were" };
+            self.say("error", format!("{} {verb} just taken by someone else and left your selection.", joined(&dropped)));
+        }
+    }
+}
+
+fn checkout_key(hold_id: Uuid) -> String {
+    format!("frontrow.checkout.{hold_id}")
+}
+
+/// The idempotency key for paying this hold with this card: reused on a
+/// double click or after a reload (the server then answers the first
+/// request's outcome), fresh after a decline or a change of card.
+fn idempotency_key(hold_id: Uuid, card: &str) -> String {
+    let storage = session_storage();
+    let stored = storage.as_ref().and_then(|s| s.get_item(&checkout_key(hold_id)).ok().flatten());
+    if let Some((stored_card, key)) = stored.as_deref().and_then(|s| s.split_once(':')) {
+        if stored_card == card {
+            return key.to_owned();
+        }
+    }
+    let key = random_key();
+    if let Some(storage) = storage {
+        let _ = storage.set_item(&checkout_key(hold_id), &format!("{card}:{key}"));
+    }
+    key
+}

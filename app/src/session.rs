@@ -1,0 +1,112 @@
+//! The fan's session (server only): who is signed in, and their waiting-room
+//! admissions. The one place that reads or writes session keys; the JSON
+//! API, the server functions and the plain-HTML pages all resolve the
+//! current user here.
+
+use frontrow_engine::{Admission, Engine};
+use frontrow_model::{AppError, ErrorKind, User};
+use tower_sessions::Session;
+use uuid::Uuid;
+
+/// The signed-in user's id.
+const USER_KEY: &str = "user_id";
+/// A random value admission tokens are bound to, so a token copied into
+/// another session is refused.
+const BINDING_KEY: &str = "admission_binding";
+
+fn admission_key(event_id: Uuid) -> String {
+    format!("admission:{}", event_id.simple())
+}
+
+fn queue_key(event_id: Uuid) -> String {
+    format!("queue:{}", event_id.simple())
+}
+
+fn store_error(e: impl std::fmt::Display) -> AppError {
+    tracing::error!(error = %e, "session store failed");
+    AppError::unavailable()
+}
+
+/// The signed-in user, if any.
+pub async fn current_user(session: &Session, engine: &Engine) -> Result<Option<User>, AppError> {
+    let Some(user_id) = session.get::<Uuid>(USER_KEY).await.map_err(store_error)? else {
+        return Ok(None);
+    };
+    Ok(engine.user(user_id).await?)
+}
+
+/// The signed-in user, or 401.
+pub async fn signed_in_user(session: &Session, engine: &Engine) -> Result<User, AppError> {
+    current_user(session, engine).await?.ok_or_else(AppError::unauthenticated)
+}
+
+/// Signs `user` in on this session, under a fresh session id (defeats
+/// session fixation).
+pub async fn sign_in(session: &Session, user: &User) -> Result<(), AppError> {
+    session.cycle_id().await.map_err(store_error)?;
+    session.insert(USER_KEY, user.user_id).await.map_err(store_error)
+}
+
+pub async fn sign_out(session: &Session) -> Result<(), AppError> {
+    session.flush().await.map_err(store_error)
+}
+
+/// The session's binding value, created on first use.
+pub async fn binding(session: &Session) -> Result<String, AppError> {
+    if let Some(binding) = session.get::<String>(BINDING_KEY).await.map_err(store_error)? {
+        return Ok(binding);
+    }
+    let binding = hex::encode(rand::random::<[u8; 16]>());
+    session.insert(BINDING_KEY, &binding).await.map_err(store_error)?;
+    Ok(binding)
+}
+
+/// The fan's admission to `event_id` from a token they present: `None`
+/// without one (an event whose waiting room is on then refuses the hold),
+/// 403 `not_admitted` with one that does not verify for them and this session.
+pub async fn admission(session: &Session, engine: &Engine, event_id: Uuid, fan: Uuid, token: Option<&str>) -> Result<Option<Admission>, AppError> {
+    let Some(token) = token else { return Ok(None) };
+    let binding = binding(session).await?;
+    engine
+        .admission(token, event_id, fan, &binding)
+        .map(Some)
+        .map_err(|reason| AppError::new(ErrorKind::NotAdmitted, format!("admission refused: {reason}")))
+}
+
+/// Remembers the fan's queue token and (when admitted) admission token, so
+/// the server-rendered seat map can hand them to the seat picker.
+pub async fn remember_queue(session: &Session, event_id: Uuid, queue_token: &str, admission_token: Option<&str>) -> Result<(), AppError> {
+    session.insert(&queue_key(event_id), queue_token).await.map_err(store_error)?;
+    if let Some(token) = admission_token {
+        session.insert(&admission_key(event_id), token).await.map_err(store_error)?;
+    }
+    Ok(())
+}
+
+/// The fan's stored admission to the event, if it still verifies:
+/// `(admission token, queue token)`.
+pub async fn stored_admission(session: &Session, engine: &Engine, event_id: Uuid, fan: Uuid) -> Result<Option<(String, Option<String>)>, AppError> {
+    let token = session.get::<String>(&admission_key(event_id)).await.map_err(store_error)?;
+    let queue_token = session.get::<String>(&queue_key(event_id)).await.map_err(store_error)?;
+    let Some(token) = token else { return Ok(None) };
+    Ok(admission(session, engine, event_id, fan, Some(&token)).await.ok().flatten().map(|_| (token, queue_token)))
+}
+
+/// Where the fan stands in the event's queue; an admitted fan's token is
+/// remembered for the server-rendered seat map. Someone else's queue token
+/// (they travel in URLs) reads as unknown.
+pub async fn queue_view(
+    session: &Session,
+    engine: &Engine,
+    fan: &User,
+    event_id: Uuid,
+    queue_token: &str,
+) -> Result<frontrow_model::QueueView, AppError> {
+    if queue_token.is_empty() || queue_token.len() > 64 || engine.queue_owner(event_id, queue_token).await? != fan.user_id {
+        return Err(AppError::not_found());
+    }
+    let binding = binding(session).await?;
+    let (_, view) = engine.queue_status(event_id, queue_token, &binding).await?;
+    remember_queue(session, event_id, queue_token, view.admission_token.as_deref()).await?;
+    Ok(view)
+}

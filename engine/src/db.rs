@@ -1,0 +1,83 @@
+//! What the engine's SQL shares: the enum columns as Rust types, the
+//! advisory-lock namespaces, and the one retry for transactions PostgreSQL
+//! refused to run side by side.
+
+use std::future::Future;
+
+use crate::error::{EngineError, Result};
+
+pub use frontrow_model::{BookingStatus, Channel, HoldState, Role, SeatKind, TicketState};
+
+/// A seat's state in the database (`seats.state`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::Type, serde::Deserialize)]
+#[sqlx(type_name = "seat_state", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
+pub enum SeatState {
+    Available,
+    Held,
+    PaymentPending,
+    Sold,
+    Blocked,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::Type)]
+#[sqlx(type_name = "checkout_state", rename_all = "snake_case")]
+pub enum CheckoutState {
+    Processing,
+    PaymentPending,
+    Confirmed,
+    Declined,
+    Expired,
+    Refunded,
+    Failed,
+}
+
+/// Our record of a payment (`payment_intents.status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::Type)]
+#[sqlx(type_name = "payment_status", rename_all = "snake_case")]
+pub enum PaymentState {
+    Created,
+    Processing,
+    Succeeded,
+    Declined,
+    Canceled,
+    Unknown,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::Type)]
+#[sqlx(type_name = "refund_state", rename_all = "snake_case")]
+pub enum RefundState {
+    Pending,
+    Succeeded,
+    Failed,
+}
+
+/// Advisory-lock namespaces (first key of the two-key form).
+pub(crate) const LOCK_FAN_LIMIT: i32 = 0x4652_0001;
+pub(crate) const LOCK_REAPER: i32 = 0x4652_0002;
+
+/// True for the errors PostgreSQL raises when two transactions must not both
+/// proceed (deadlock, serialization failure): the whole call may run again.
+fn is_retryable(err: &EngineError) -> bool {
+    match err {
+        EngineError::Database(sqlx::Error::Database(db)) => matches!(db.code().as_deref(), Some("40P01" | "40001")),
+        _ => false,
+    }
+}
+
+/// Runs `attempt` again (up to three times in all) while PostgreSQL refuses
+/// it for a deadlock or a serialization failure.
+pub(crate) async fn retrying<T, F, Fut>(mut attempt: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T>>,
+{
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        match attempt().await {
+            Err(e) if tries < 3 && is_retryable(&e) => continue,
+            other => return other,
+        }
+    }
+}

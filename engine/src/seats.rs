@@ -1,0 +1,260 @@
+//! Seat transitions: every change to a seat's state, each with its row in
+//! the seat change log (`seat_events`), in one place.
+//!
+//! ```text
+//!   available ──claim──▶ held ──reserve_for_payment──▶ payment_pending ──sell──▶ sold
+//!       ▲  ▲               │                               │   │
+//!       │  └───release─────┘◀────────return_to_hold────────┘   │
+//!       │  └───reap (lease lapsed)                              │
+//!       └──────────────release_unpaid (payment deadline) ───────┘
+//! ```
+//!
+//! Each transition is one conditional UPDATE whose predicate is the whole
+//! rule (the state it comes from, the hold's current fencing token, the
+//! lease), so two callers racing for a seat cannot both win: the loser's
+//! UPDATE matches no row. Callers run these inside their own short
+//! transactions; nothing here holds a lock across requests.
+
+use chrono::{DateTime, Utc};
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+use crate::error::Result;
+use crate::tokens::token_tag;
+
+/// A seat a hold just claimed.
+pub(crate) struct ClaimedSeat {
+    pub seat_id: String,
+    pub price_cents: i32,
+    pub expires_at: DateTime<Utc>,
+}
+
+/// available, or held with a lapsed lease (lazy expiry) → held by `hold_id`
+/// under `token` for `ttl_seconds`. Returns the seats it could claim; the
+/// caller rolls back unless it got all of them.
+pub(crate) async fn claim(
+    conn: &mut PgConnection,
+    event_id: Uuid,
+    seat_ids: &[String],
+    hold_id: Uuid,
+    token: &str,
+    holder: Uuid,
+    ttl_seconds: i32,
+) -> Result<Vec<ClaimedSeat>> {
+    Ok(sqlx::query_as!(
+        ClaimedSeat,
+        r#"WITH claimed AS (
+               UPDATE seats s
+                  SET state = 'held', hold_id = $3, hold_token = $4, holder_id = $5,
+                      hold_expires_at = now() + make_interval(secs => $6::int), booking_id = NULL,
+                      version = nextval('seat_version_seq')
+                 FROM seats prior
+                WHERE s.event_id = $1 AND s.seat_id = ANY($2::text[])
+                  AND prior.event_id = s.event_id AND prior.seat_id = s.seat_id
+                  AND (s.state = 'available' OR (s.state = 'held' AND s.hold_expires_at <= now()))
+            RETURNING s.seat_id, s.price_cents, s.version, s.hold_expires_at, prior.state AS prior_state
+           ), logged AS (
+               INSERT INTO seat_events (event_id, seat_id, version, from_state, to_state, hold_id, token_tag, actor_id, reason)
+               SELECT $1, seat_id, version, prior_state, 'held', $3, $7, $5, 'hold' FROM claimed
+           )
+           SELECT seat_id AS "seat_id!", price_cents AS "price_cents!", hold_expires_at AS "expires_at!: DateTime<Utc>"
+           FROM claimed"#,
+        event_id,
+        seat_ids,
+        hold_id,
+        token,
+        holder,
+        ttl_seconds,
+        token_tag(token),
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
+/// held (lease live, current token) → available: the fan let the seats go.
+pub(crate) async fn release(conn: &mut PgConnection, hold_id: Uuid, token: &str, actor: Uuid) -> Result<i64> {
+    Ok(sqlx::query_scalar!(
+        r#"WITH freed AS (
+               UPDATE seats
+                  SET state = 'available', hold_id = NULL, hold_token = NULL, holder_id = NULL,
+                      hold_expires_at = NULL, version = nextval('seat_version_seq')
+                WHERE hold_id = $1 AND hold_token = $2 AND state = 'held' AND hold_expires_at > now()
+            RETURNING event_id, seat_id, version
+           ), logged AS (
+               INSERT INTO seat_events (event_id, seat_id, version, from_state, to_state, hold_id, token_tag, actor_id, reason)
+               SELECT event_id, seat_id, version, 'held', 'available', $1, $3, $4, 'release' FROM freed
+           )
+           SELECT count(*) AS "n!" FROM freed"#,
+        hold_id,
+        token,
+        token_tag(token),
+        actor,
+    )
+    .fetch_one(conn)
+    .await?)
+}
+
+/// held (lease live, current token) → payment_pending, reserved until the
+/// payment deadline (`grace_seconds` from now).
+pub(crate) async fn reserve_for_payment(conn: &mut PgConnection, hold_id: Uuid, token: &str, grace_seconds: f64) -> Result<i64> {
+    Ok(sqlx::query_scalar!(
+        r#"WITH moved AS (
+               UPDATE seats
+                  SET state = 'payment_pending', hold_expires_at = now() + make_interval(secs => $3),
+                      version = nextval('seat_version_seq')
+                WHERE hold_id = $1 AND hold_token = $2 AND state = 'held' AND hold_expires_at > now()
+            RETURNING event_id, seat_id, version, holder_id
+           ), logged AS (
+               INSERT INTO seat_events (event_id, seat_id, version, from_state, to_state, hold_id, token_tag, actor_id, reason)
+               SELECT event_id, seat_id, version, 'held', 'payment_pending', $1, $4, holder_id, 'checkout' FROM moved
+           )
+           SELECT count(*) AS "n!" FROM moved"#,
+        hold_id,
+        token,
+        grace_seconds,
+        token_tag(token),
+    )
+    .fetch_one(conn)
+    .await?)
+}
+
+/// payment_pending (current token) → sold to `booking_id`. Returns the
+/// seats sold, in seat order.
+pub(crate) async fn sell(conn: &mut PgConnection, hold_id: Uuid, token: &str, booking_id: Uuid, buyer: Uuid) -> Result<Vec<SoldSeat>> {
+    Ok(sqlx::query_as!(
+        SoldSeat,
+        r#"WITH sold AS (
+               UPDATE seats
+                  SET state = 'sold', booking_id = $3, hold_id = NULL, hold_token = NULL, holder_id = NULL,
+                      hold_expires_at = NULL, version = nextval('seat_version_seq')
+                WHERE hold_id = $1 AND hold_token = $2 AND state = 'payment_pending'
+            RETURNING event_id, seat_id, version, price_cents
+           ), logged AS (
+               INSERT INTO seat_events (event_id, seat_id, version, from_state, to_state, hold_id, token_tag, actor_id, reason)
+               SELECT event_id, seat_id, version, 'payment_pending', 'sold', $1, $4, $5, 'sale' FROM sold
+           )
+           SELECT seat_id AS "seat_id!", price_cents AS "price_cents!" FROM sold ORDER BY seat_id"#,
+        hold_id,
+        token,
+        booking_id,
+        token_tag(token),
+        buyer,
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
+pub(crate) struct SoldSeat {
+    pub seat_id: String,
+    pub price_cents: i32,
+}
+
+/// payment_pending (current token) → held again until the hold's own
+/// expiry: nothing was charged, so the fan may try another card.
+pub(crate) async fn return_to_hold(conn: &mut PgConnection, hold_id: Uuid, token: &str) -> Result<u64> {
+    Ok(sqlx::query!(
+        r#"WITH back AS (
+               UPDATE seats s
+                  SET state = 'held', hold_expires_at = h.expires_at, version = nextval('seat_version_seq')
+                 FROM holds h
+                WHERE h.hold_id = $1 AND s.hold_id = $1 AND s.hold_token = $2 AND s.state = 'payment_pending'
+            RETURNING s.event_id, s.seat_id, s.version, s.holder_id
+           )
+           INSERT INTO seat_events (event_id, seat_id, version, from_state, to_state, hold_id, token_tag, actor_id, reason)
+           SELECT event_id, seat_id, version, 'payment_pending', 'held', $1, $3, holder_id, 'payment_not_taken' FROM back"#,
+        hold_id,
+        token,
+        token_tag(token),
+    )
+    .execute(conn)
+    .await?
+    .rows_affected())
+}
+
+/// payment_pending past its deadline (current token) → available: the
+/// payment's outcome is still unknown, and the seats go back on sale (a
+/// late capture is refunded).
+pub(crate) async fn release_unpaid(conn: &mut PgConnection, hold_id: Uuid, token: &str) -> Result<i64> {
+    Ok(sqlx::query_scalar!(
+        r#"WITH freed AS (
+               UPDATE seats
+                  SET state = 'available', hold_id = NULL, hold_token = NULL, holder_id = NULL,
+                      hold_expires_at = NULL, version = nextval('seat_version_seq')
+                WHERE hold_id = $1 AND hold_token = $2 AND state = 'payment_pending' AND hold_expires_at <= now()
+            RETURNING event_id, seat_id, version
+           ), logged AS (
+               INSERT INTO seat_events (event_id, seat_id, version, from_state, to_state, hold_id, token_tag, reason)
+               SELECT event_id, seat_id, version, 'payment_pending', 'available', $1, $3, 'payment_deadline' FROM freed
+           )
+           SELECT count(*) AS "n!" FROM freed"#,
+        hold_id,
+        token,
+        token_tag(token),
+    )
+    .fetch_one(conn)
+    .await?)
+}
+
+/// held with a lapsed lease → available, at most `batch` seats of the
+/// event, and their holds marked expired. Re-checks the lapse in the UPDATE,
+/// so it never frees a seat that lazy expiry just handed to someone else.
+pub(crate) async fn reap(conn: &mut PgConnection, event_id: Uuid, batch: i64) -> Result<i64> {
+    Ok(sqlx::query_scalar!(
+        r#"WITH lapsed AS (
+               SELECT seat_id, hold_id, hold_token FROM seats
+                WHERE event_id = $1 AND state = 'held' AND hold_expires_at <= now()
+                ORDER BY hold_expires_at
+                LIMIT $2
+                  FOR UPDATE SKIP LOCKED
+           ), freed AS (
+               UPDATE seats s
+                  SET state = 'available', hold_id = NULL, hold_token = NULL, holder_id = NULL,
+                      hold_expires_at = NULL, version = nextval('seat_version_seq')
+                 FROM lapsed l
+                WHERE s.event_id = $1 AND s.seat_id = l.seat_id
+                  AND s.state = 'held' AND s.hold_expires_at <= now()
+            RETURNING s.seat_id, s.version, l.hold_id, l.hold_token
+           ), logged AS (
+               INSERT INTO seat_events (event_id, seat_id, version, from_state, to_state, hold_id, token_tag, reason)
+               SELECT $1, seat_id, version, 'held', 'available', hold_id,
+                      substr(encode(sha256(convert_to(hold_token, 'UTF8')), 'hex'), 1, 12), 'expired'
+               FROM freed
+           ), ended AS (
+               UPDATE holds SET state = 'expired', ended_at = now()
+                WHERE hold_id IN (SELECT hold_id FROM freed) AND state = 'active'
+           )
+           SELECT count(*) AS "n!" FROM freed"#,
+        event_id,
+        batch
+    )
+    .fetch_one(conn)
+    .await?)
+}
+
+/// Of `seat_ids`, those the event has.
+pub(crate) async fn known(conn: &mut PgConnection, event_id: Uuid, seat_ids: &[String]) -> Result<Vec<String>> {
+    Ok(sqlx::query_scalar!("SELECT seat_id FROM seats WHERE event_id = $1 AND seat_id = ANY($2::text[])", event_id, seat_ids)
+        .fetch_all(conn)
+        .await?)
+}
+
+/// How many of the hold's seats wait for a payment under `token`, and how
+/// many of those are past their payment deadline.
+pub(crate) async fn in_payment(conn: &mut PgConnection, hold_id: Uuid, token: &str) -> Result<(i64, i64)> {
+    let r = sqlx::query!(
+        r#"SELECT count(*) AS "waiting!", count(*) FILTER (WHERE hold_expires_at <= now()) AS "overdue!"
+           FROM seats WHERE hold_id = $1 AND hold_token = $2 AND state = 'payment_pending'"#,
+        hold_id,
+        token
+    )
+    .fetch_one(conn)
+    .await?;
+    Ok((r.waiting, r.overdue))
+}
+
+/// Events with lapsed holds the reaper should visit.
+pub(crate) async fn events_with_lapsed_holds(conn: &mut PgConnection) -> Result<Vec<Uuid>> {
+    Ok(sqlx::query_scalar!("SELECT DISTINCT event_id FROM seats WHERE state = 'held' AND hold_expires_at <= now()")
+        .fetch_all(conn)
+        .await?)
+}

@@ -1,0 +1,320 @@
+//! Events, their seats, and the layouts staff describe them with.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TierPrice {
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 32))]
+    pub tier: String,
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 10_000_000))]
+    pub price_cents: i32,
+}
+
+/// An event: what it is, when, and its booking rules. Every view of an
+/// event (the list, the detail, the page, the staff screens) is this plus
+/// what that view adds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Event {
+    pub event_id: Uuid,
+    pub name: String,
+    pub kind: String,
+    pub venue: String,
+    pub starts_at: DateTime<Utc>,
+    pub sale_opens_at: DateTime<Utc>,
+    pub hold_ttl_seconds: i32,
+    pub max_seats_per_order: i32,
+    pub waiting_room_enabled: bool,
+    /// Unpublished events are invisible to fans.
+    pub published: bool,
+    /// Set once the event is cancelled: nothing more is sold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancelled_at: Option<DateTime<Utc>>,
+    /// Dearest first.
+    pub tiers: Vec<TierPrice>,
+}
+
+/// Where an event stands for a buyer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum EventStatus {
+    /// The sale has not opened yet.
+    Scheduled,
+    OnSale,
+    SoldOut,
+    Cancelled,
+    /// The show has started or is over.
+    Past,
+}
+
+impl EventStatus {
+    pub fn of(event: &Event, available: i64, now: DateTime<Utc>) -> Self {
+        if event.cancelled_at.is_some() {
+            EventStatus::Cancelled
+        } else if event.starts_at <= now {
+            EventStatus::Past
+        } else if event.sale_opens_at > now {
+            EventStatus::Scheduled
+        } else if available == 0 {
+            EventStatus::SoldOut
+        } else {
+            EventStatus::OnSale
+        }
+    }
+}
+
+/// An event in the catalogue: the event and how its seats stand.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct EventSummary {
+    #[serde(flatten)]
+    pub event: Event,
+    pub status: EventStatus,
+    pub seats_total: i64,
+    pub seats_available: i64,
+    /// The cheapest and dearest tier.
+    pub price_min_cents: i32,
+    pub price_max_cents: i32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SectionSummary {
+    pub section: String,
+    pub rows: i64,
+    pub seats: i64,
+}
+
+/// `GET /events/{id}`: the summary and the sections.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct EventDetail {
+    #[serde(flatten)]
+    pub summary: EventSummary,
+    pub sections: Vec<SectionSummary>,
+}
+
+/// A seat as someone looking at the map sees it. Fans see a blocked seat
+/// as sold; staff see it blocked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum SeatStatus {
+    Available,
+    Held,
+    Sold,
+    Blocked,
+}
+
+impl SeatStatus {
+    /// What a fan is shown: a blocked seat is simply not for sale.
+    pub fn for_fans(self) -> Self {
+        match self {
+            SeatStatus::Blocked => SeatStatus::Sold,
+            other => other,
+        }
+    }
+
+    pub fn word(self) -> &'static str {
+        match self {
+            SeatStatus::Available => "available",
+            SeatStatus::Held => "held",
+            SeatStatus::Sold => "sold",
+            SeatStatus::Blocked => "blocked",
+        }
+    }
+}
+
+/// What kind of place a seat is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "sqlx", derive(sqlx::Type), sqlx(type_name = "seat_kind", rename_all = "snake_case"))]
+#[serde(rename_all = "snake_case")]
+pub enum SeatKind {
+    #[default]
+    Standard,
+    /// A space for a wheelchair user.
+    Wheelchair,
+    /// A seat beside a wheelchair space, for a companion.
+    Companion,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SeatView {
+    pub seat_id: String,
+    pub section: String,
+    pub row: String,
+    pub number: i32,
+    pub tier: String,
+    pub price_cents: i32,
+    pub status: SeatStatus,
+    #[serde(default, skip_serializing_if = "is_standard")]
+    pub kind: SeatKind,
+}
+
+fn is_standard(kind: &SeatKind) -> bool {
+    *kind == SeatKind::Standard
+}
+
+/// `GET /events/{id}/seats`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SeatMap {
+    pub event_id: Uuid,
+    pub version: i64,
+    pub seats: Vec<SeatView>,
+}
+
+/// A new event as box-office staff describe it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct NewEvent {
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200))]
+    pub name: String,
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 50))]
+    pub kind: String,
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200))]
+    pub venue: String,
+    pub starts_at: DateTime<Utc>,
+    /// In the past: on sale at once.
+    pub sale_opens_at: DateTime<Utc>,
+    #[serde(default = "default_hold_ttl")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 3600, default = 480))]
+    pub hold_ttl_seconds: i32,
+    #[serde(default = "default_max_seats")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 50, default = 8))]
+    pub max_seats_per_order: i32,
+    #[serde(default)]
+    pub waiting_room_enabled: bool,
+    /// Unpublished events are 404 to fans until published.
+    #[serde(default = "published_by_default")]
+    pub published: bool,
+    #[cfg_attr(feature = "openapi", schema(min_items = 1, max_items = 20))]
+    pub tiers: Vec<TierPrice>,
+    /// The seating plan; or leave it out and name a saved layout.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(max_items = 200))]
+    pub sections: Vec<NewSection>,
+    /// A saved venue layout to seat the event with (instead of `sections`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout_id: Option<Uuid>,
+}
+
+fn default_hold_ttl() -> i32 {
+    480
+}
+fn default_max_seats() -> i32 {
+    8
+}
+fn published_by_default() -> bool {
+    true
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct NewSection {
+    /// Letters and digits (it becomes part of every seat id).
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 16, pattern = "^[A-Za-z0-9]+$"))]
+    pub section: String,
+    #[cfg_attr(feature = "openapi", schema(min_items = 1, max_items = 500))]
+    pub rows: Vec<NewRow>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct NewRow {
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 16, pattern = "^[A-Za-z0-9]+$"))]
+    pub row: String,
+    /// Number of seats in the row, numbered 1..=seats.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 1000))]
+    pub seats: i32,
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 32))]
+    pub tier: String,
+    /// Seat numbers after which an aisle runs: the seats either side are
+    /// not side by side.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "openapi", schema(max_items = 1000))]
+    pub aisles_after: Vec<i32>,
+    /// Seat numbers that are wheelchair spaces.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "openapi", schema(max_items = 1000))]
+    pub wheelchair: Vec<i32>,
+    /// Seat numbers kept for companions of wheelchair users.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "openapi", schema(max_items = 1000))]
+    pub companion: Vec<i32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct CreatedEvent {
+    pub event_id: Uuid,
+    pub seats_total: i64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::Duration;
+
+    fn event(starts_in: i64, opens_in: i64) -> Event {
+        let now = Utc::now();
+        Event {
+            event_id: Uuid::nil(),
+            name: "N".into(),
+            kind: "concert".into(),
+            venue: "V".into(),
+            starts_at: now + Duration::hours(starts_in),
+            sale_opens_at: now + Duration::hours(opens_in),
+            hold_ttl_seconds: 480,
+            max_seats_per_order: 8,
+            waiting_room_enabled: false,
+            published: true,
+            cancelled_at: None,
+            tiers: vec![],
+        }
+    }
+
+    #[test]
+    fn an_events_status_follows_the_clock_the_seats_and_a_cancellation() {
+        let now = Utc::now();
+        assert_eq!(EventStatus::of(&event(10, -1), 5, now), EventStatus::OnSale);
+        assert_eq!(EventStatus::of(&event(10, -1), 0, now), EventStatus::SoldOut);
+        assert_eq!(EventStatus::of(&event(10, 1), 5, now), EventStatus::Scheduled);
+        assert_eq!(EventStatus::of(&event(-1, -2), 5, now), EventStatus::Past);
+        let mut cancelled = event(10, -1);
+        cancelled.cancelled_at = Some(now);
+        assert_eq!(EventStatus::of(&cancelled, 5, now), EventStatus::Cancelled);
+    }
+
+    #[test]
+    fn the_summary_flattens_the_event_into_the_contracts_fields() {
+        let summary = EventSummary {
+            event: event(10, -1),
+            status: EventStatus::OnSale,
+            seats_total: 3,
+            seats_available: 2,
+            price_min_cents: 1,
+            price_max_cents: 2,
+        };
+        let json = serde_json::to_value(&summary).unwrap();
+        for field in ["event_id", "name", "kind", "venue", "starts_at", "sale_opens_at", "status", "seats_total", "seats_available"] {
+            assert!(json.get(field).is_some(), "{field} missing from {json}");
+        }
+        assert_eq!(json["status"], "on_sale");
+    }
+
+    #[test]
+    fn fans_see_blocked_seats_as_sold() {
+        assert_eq!(SeatStatus::Blocked.for_fans(), SeatStatus::Sold);
+        assert_eq!(SeatStatus::Held.for_fans(), SeatStatus::Held);
+    }
+}

@@ -1,0 +1,159 @@
+//! Values that are parsed once, at the edge, so a value that exists is valid:
+//! seat ids, hold tokens, idempotency keys, payment tokens.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// Why a value was refused when parsed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidValue(pub String);
+
+macro_rules! parsed_string {
+    ($(#[$doc:meta])* $name:ident, $what:literal, max = $max:expr, allowed = $allowed:expr, pattern = $pattern:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(try_from = "String", into = "String")]
+        pub struct $name(String);
+
+        impl $name {
+            pub const MAX_LEN: usize = $max;
+
+            pub fn parse(value: impl Into<String>) -> Result<Self, InvalidValue> {
+                let value = value.into();
+                let allowed: fn(char) -> bool = $allowed;
+                if value.is_empty() || value.len() > Self::MAX_LEN || !value.chars().all(allowed) {
+                    return Err(InvalidValue(format!(concat!($what, " must be 1 to {} characters ({})"), Self::MAX_LEN, $pattern)));
+                }
+                Ok(Self(value))
+            }
+
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+
+            pub fn into_inner(self) -> String {
+                self.0
+            }
+        }
+
+        impl TryFrom<String> for $name {
+            type Error = InvalidValue;
+            fn try_from(value: String) -> Result<Self, Self::Error> {
+                Self::parse(value)
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(value: $name) -> String {
+                value.0
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        #[cfg(feature = "openapi")]
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                utoipa::openapi::ObjectBuilder::new()
+                    .schema_type(utoipa::openapi::schema::Type::String)
+                    .min_length(Some(1))
+                    .max_length(Some($max))
+                    .pattern(Some(concat!("^", $pattern, "+$")))
+                    .into()
+            }
+        }
+
+        #[cfg(feature = "openapi")]
+        impl utoipa::ToSchema for $name {}
+    };
+}
+
+parsed_string!(
+    /// A seat of an event: `SECTION-ROW-NUMBER`, letters, digits and dashes.
+    SeatId, "a seat id", max = 64, allowed = |c| c.is_ascii_alphanumeric() || c == '-', pattern = "[A-Za-z0-9-]"
+);
+
+parsed_string!(
+    /// The fencing token of a hold: only the current, unexpired one may
+    /// release the hold or pay for it.
+    HoldToken, "a hold token", max = 128, allowed = |c| c.is_ascii_graphic(), pattern = "[!-~]"
+);
+
+parsed_string!(
+    /// The client's key for a request that must happen at most once
+    /// (checkout, counter sale, refund): a retry with the same key gets the
+    /// first answer.
+    IdempotencyKey, "an Idempotency-Key", max = 255, allowed = |c| c.is_ascii_graphic(), pattern = "[!-~]"
+);
+
+parsed_string!(
+    /// What the payment provider charges (a card token from its checkout).
+    PaymentToken, "a payment token", max = 128, allowed = |c| c.is_ascii_graphic(), pattern = "[!-~]"
+);
+
+/// Most seats one request may name; far above any per-order limit, so a
+/// huge list is refused before it costs anything.
+pub const MAX_SEATS_PER_REQUEST: usize = 100;
+
+/// Parses a list of seat ids: 1 to [`MAX_SEATS_PER_REQUEST`], no repeats.
+pub fn seat_list(ids: &[SeatId]) -> Result<(), InvalidValue> {
+    if ids.is_empty() {
+        return Err(InvalidValue("seat_ids must not be empty".into()));
+    }
+    if ids.len() > MAX_SEATS_PER_REQUEST {
+        return Err(InvalidValue(format!("seat_ids may list at most {MAX_SEATS_PER_REQUEST} seats")));
+    }
+    let mut seen = std::collections::HashSet::with_capacity(ids.len());
+    for id in ids {
+        if !seen.insert(id) {
+            return Err(InvalidValue(format!("seat {id} is listed twice")));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seat_ids_parse_only_when_well_formed() {
+        assert!(SeatId::parse("A-1-3").is_ok());
+        assert!(SeatId::parse("").is_err());
+        assert!(SeatId::parse("A".repeat(65)).is_err());
+        assert!(SeatId::parse("A 1").is_err());
+        assert!(SeatId::parse("A-1-\u{e9}").is_err());
+        let json: SeatId = serde_json::from_str("\"A-1-1\"").expect("a seat id");
+        assert_eq!(json.as_str(), "A-1-1");
+        assert!(serde_json::from_str::<SeatId>("\"\"").is_err());
+    }
+
+    #[test]
+    fn keys_and_tokens_are_bounded_visible_ascii() {
+        assert!(IdempotencyKey::parse("k".repeat(255)).is_ok());
+        assert!(IdempotencyKey::parse("k".repeat(256)).is_err());
+        assert!(HoldToken::parse("t".repeat(129)).is_err());
+        assert!(PaymentToken::parse("tok visa").is_err());
+        assert!(PaymentToken::parse("tok_visa").is_ok());
+    }
+
+    #[test]
+    fn seat_lists_must_be_short_and_distinct() {
+        let a = SeatId::parse("A-1-1").unwrap();
+        assert!(seat_list(&[]).is_err());
+        assert!(seat_list(&[a.clone(), a.clone()]).is_err());
+        assert!(seat_list(&[a]).is_ok());
+    }
+}

@@ -1,0 +1,21 @@
+//! The data every part of frontrow shares: the engine computes it, the JSON
+//! API and the server functions send it, the browser app reads it.
+//!
+//! Serde only (plus optional OpenAPI schemas and PostgreSQL enum mappings),
+//! so the same definitions build for the server and for the browser: there
+//! is one `Hold`, one error type and one live frame, not a copy on each side.
+
+pub mod error;
+pub mod event;
+pub mod ids;
+pub mod live;
+pub mod order;
+pub mod queue;
+pub mod user;
+
+pub use error::{AppError, ErrorKind};
+pub use event::*;
+pub use ids::*;
+pub use order::*;
+pub use queue::*;
+pub use user::*;

@@ -1,0 +1,69 @@
+//! The waiting room, as fans and staff see it.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum QueueState {
+    Waiting,
+    Admitted,
+    /// No seats remain: waiting longer would not help.
+    SoldOut,
+    /// The fan's admission lapsed; joining again puts them at the back.
+    Expired,
+}
+
+/// What a fan in the queue is told.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct QueueView {
+    pub queue_token: String,
+    pub state: QueueState,
+    /// Fans ahead of this one (0 when admitted). In the pre-queue, before the
+    /// opening draw, the number of fans in the pre-queue.
+    pub position: i64,
+    /// Seconds until admission at the measured admission rate, if known.
+    pub eta_seconds: Option<i64>,
+    /// True while waiting for the random draw at the sale's opening.
+    pub draw_pending: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub admission_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub admission_expires_at: Option<DateTime<Utc>>,
+}
+
+/// Staff view of an event's waiting room.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct QueueStats {
+    pub waiting_room_enabled: bool,
+    pub paused: bool,
+    pub admission_factor: f64,
+    pub max_active: i32,
+    /// Fans waiting (numbered and in the pre-queue).
+    pub queue_length: i64,
+    pub prequeue: i64,
+    /// Admitted fans whose admission has not lapsed.
+    pub active_shoppers: i64,
+    pub admitted_total: i64,
+    /// Admissions per second, smoothed over recent rounds.
+    pub admission_rate: f64,
+    pub drawn_at: Option<DateTime<Utc>>,
+    pub last_tick_at: Option<DateTime<Utc>>,
+}
+
+/// Staff changes to an event's waiting room; a field left out stays as it is.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct QueueSettings {
+    pub waiting_room_enabled: Option<bool>,
+    pub paused: Option<bool>,
+    /// k in `target = min(k x remaining seats, max_active)`.
+    #[cfg_attr(feature = "openapi", schema(exclusive_minimum = 0.0, maximum = 20.0))]
+    pub admission_factor: Option<f64>,
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 1_000_000))]
+    pub max_active: Option<i32>,
+}
