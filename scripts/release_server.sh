@@ -1,8 +1,8 @@
-# Sourced by the measuring scripts: starts the release server with the demo
+# Sourced by the measuring and fuzzing scripts: starts a server with the demo
 # event on its own private PostgreSQL and stops it when the script exits.
-# Usage: start_release_server DATA_DIR PG_PORT ADDR
+# Usage: start_release_server DATA_DIR PG_PORT ADDR [BINARY]
 start_release_server() {
-  local data=$1 pg_port=$2 addr=$3 bin=target/release/frontrow
+  local data=$1 pg_port=$2 addr=$3 bin=${4:-target/release/frontrow}
   $bin --data-dir "$data" --pg-port "$pg_port" seed-demo >/dev/null
   FRONTROW_RATE_LIMITS=off FRONTROW_SITE_ROOT=target/site RUST_LOG=warn \
     $bin --data-dir "$data" --pg-port "$pg_port" serve --addr "$addr" &

@@ -19,6 +19,9 @@ command -v make >/dev/null 2>&1 || need_pkg make
 command -v cc >/dev/null 2>&1 || need_pkg gcc
 # Scripts wait for the server and measure pages with curl.
 command -v curl >/dev/null 2>&1 || need_pkg curl
+# The API fuzzing in `make test` runs schemathesis (from PyPI) in a venv.
+command -v python3 >/dev/null 2>&1 || need_pkg python3
+python3 -c 'import ensurepip' >/dev/null 2>&1 || need_pkg python3-venv
 if [ ${#apt_packages[@]} -gt 0 ]; then
   echo "setup: installing ${apt_packages[*]}"
   $SUDO apt-get update -qq

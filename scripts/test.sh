@@ -17,6 +17,9 @@ trap 'rm -rf "$log"' EXIT
 echo "test: cargo test"
 "${cargo_test[@]}" 2>&1 | tee "$log/cargo.txt"
 
+echo "test: schema-driven fuzzing of the JSON API (schemathesis, all checks)"
+scripts/fuzz_api.sh 2>&1 | tee "$log/fuzz.txt"
+
 echo "test: end-to-end (Playwright, Chromium)"
 (cd end2end && npx playwright test) 2>&1 | tee "$log/e2e.txt"
 
@@ -24,7 +27,7 @@ echo "test: audit of the end-to-end database"
 target/debug/frontrow --data-dir target/e2e-data --pg-port 54331 audit
 
 # The test clusters are private to this checkout; stop them so nothing is left running.
-for dir in target/test-pg/pg/data target/e2e-data/pg/data; do
+for dir in target/test-pg/pg/data target/e2e-data/pg/data target/fuzz-data/pg/data; do
   [ -f "$dir/postmaster.pid" ] || continue
   owner=$(stat -c %U "$dir")
   bin=$(dirname "$(command -v pg_ctl || ls /usr/lib/postgresql/*/bin/pg_ctl | tail -n1)")

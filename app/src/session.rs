@@ -102,7 +102,7 @@ pub async fn queue_view(
     event_id: Uuid,
     queue_token: &str,
 ) -> Result<frontrow_model::QueueView, AppError> {
-    if queue_token.is_empty() || queue_token.len() > 64 || engine.queue_owner(event_id, queue_token).await? != fan.user_id {
+    if engine.queue_owner(event_id, queue_token).await? != fan.user_id {
         return Err(AppError::not_found());
     }
     let binding = binding(session).await?;

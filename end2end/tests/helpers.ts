@@ -12,6 +12,7 @@ import {
   type BrowserContext,
   type Locator,
   type Page,
+  type Response,
   type TestInfo,
 } from '@playwright/test';
 
@@ -202,6 +203,11 @@ export async function bookByApi(api: APIRequestContext, eventId: string, seatIds
 }
 
 // ------------------------------------------------------------ page helpers
+
+/** The seat picker's hold call: the app's `hold_seats` server function. */
+export function isHoldCall(r: Response): boolean {
+  return r.url().endsWith('/_app/hold') && r.request().method() === 'POST';
+}
 
 export function seat(page: Page, seatId: string): Locator {
   return page.locator(`#s-${seatId}`);

@@ -2,6 +2,7 @@ import {
   expect,
   expectSameDocument,
   holdSeats,
+  isHoldCall,
   markDocument,
   openEvent,
   seat,
@@ -45,7 +46,7 @@ test('two fans race for the same seat: exactly one holds it, the other is told a
   };
   const [at, bt] = [await centre(a.page), await centre(b.page)];
   const holdPost = (p: Page) =>
-    p.waitForResponse((r) => r.url().endsWith(`/events/${eventId}/holds`) && r.request().method() === 'POST');
+    p.waitForResponse(isHoldCall);
   const answers = Promise.all([holdPost(a.page), holdPost(b.page)]);
   await Promise.all([a.page.mouse.click(at.x, at.y), b.page.mouse.click(bt.x, bt.y)]);
   // Both requests reached the server: one was granted, the other refused.
@@ -155,7 +156,7 @@ test('a hold that runs out expires on screen, and the seats come back live elsew
     }).observe(document.getElementById('picker')!, { subtree: true, childList: true, characterData: true });
   });
 
-  const holdResponse = a.page.waitForResponse((r) => r.url().endsWith(`/events/${eventId}/holds`) && r.request().method() === 'POST');
+  const holdResponse = a.page.waitForResponse(isHoldCall);
   await holdSeats(a.page, seats);
   const hold = await (await holdResponse).json();
   const expiresAt = Date.parse(hold.expires_at);
@@ -223,4 +224,40 @@ test('a hold nobody pays for is reaped by the server and the seats come back liv
   await expectSameDocument(b.page, mark);
   expect(await seatStatuses(b.page.request, eventId)).toMatchObject({ 'A-2-4': 'available', 'A-2-5': 'available' });
   await snap(b.page, testInfo, '02-reaped');
+});
+
+test('a fan who loses a race is offered the nearest free seats together, and holds them in one click', async ({ staff, newFan }, testInfo) => {
+  const { eventId } = await staff.createEvent();
+  const [rival, fan] = await Promise.all([newFan('rival'), newFan('offered')]);
+  // The fan's page hears nothing live, so it does not learn of the rival's
+  // hold before clicking: the hold itself finds the conflict.
+  await fan.page.routeWebSocket(/\/live/, () => {});
+  await openEvent(fan.page, eventId, { live: false });
+  await selectSeats(fan.page, ['A-1-4', 'A-1-5']);
+  const taken = await rival.context.request.post(`/api/v1/events/${eventId}/holds`, { data: { seat_ids: ['A-1-5'] } });
+  expect(taken.status()).toBe(201);
+
+  const answer = fan.page.waitForResponse(isHoldCall);
+  await fan.page.locator('#hold-button').click();
+  expect((await answer).status()).toBe(409);
+  await expect(fan.page.locator('.message')).toHaveText(
+    `Sorry, ${seatLabel('A-1-5')} was just taken by someone else. Nothing was held; pick other seats.`,
+  );
+  const offer = fan.page.locator('#suggestion-button');
+  await expect(offer).toHaveText('Hold these 2 seats instead');
+  await expect(fan.page.locator('.suggestion')).toContainText('Nearest free seats together');
+  await expect(fan.page.locator('#seat-map circle.suggested')).toHaveCount(2);
+  await snap(fan.page, testInfo, '01-offered');
+
+  await offer.click();
+  await expect(fan.page.locator('#countdown')).toBeVisible();
+  await expect(fan.page.locator('.held-seats li')).toHaveCount(2);
+  const statuses = await seatStatuses(fan.page.request, eventId);
+  const mine = Object.entries(statuses).filter(([id, s]) => s === 'held' && id !== 'A-1-5').map(([id]) => id);
+  expect(mine.length).toBe(2);
+  // Side by side, in the row the fan wanted.
+  const numbers = mine.map((id) => Number(id.split('-')[2])).sort((a, b) => a - b);
+  expect(mine.every((id) => id.startsWith('A-1-'))).toBe(true);
+  expect(numbers[1] - numbers[0]).toBe(1);
+  await snap(fan.page, testInfo, '02-held-instead');
 });

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { demoEventId, expect, openEvent, snap, test, waitForClickHandler } from './helpers';
+import { demoEventId, expect, openEvent, PASSWORD, snap, test, uniqueEmail, waitForClickHandler } from './helpers';
 
 test('signing out from My bookings ends the session', async ({ newFan }, testInfo) => {
   const { page } = await newFan('sign-out');
@@ -28,4 +28,34 @@ test('the demo event seat map renders every seat (README screenshot)', async ({ 
   expect(seats.seats.length).toBeGreaterThanOrEqual(10_000);
   await expect(page.locator('#seat-map g.section').first()).toBeVisible();
   await page.screenshot({ path: path.join(testInfo.project.outputDir, 'seat-map.png'), fullPage: true });
+});
+
+test('signing up and signing in work without JavaScript', async ({ browser }, testInfo) => {
+  const context = await browser.newContext({ javaScriptEnabled: false });
+  const page = await context.newPage();
+  await page.goto('/signup?next=/account');
+  const email = uniqueEmail('nojs');
+  await page.getByLabel('Name').fill('No Script');
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await expect(page).toHaveURL('/account');
+  await expect(page.getByRole('heading', { name: 'My bookings' })).toBeVisible();
+
+  // Signing out is a form too.
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await expect(page).toHaveURL('/');
+
+  // A wrong password comes back to the form with the reason.
+  await page.goto('/signin?next=/account');
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill('not the password');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.locator('form.auth-form [role=alert]')).toContainText('wrong email or password');
+  await snap(page, testInfo, 'no-js-sign-in-refused');
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page).toHaveURL('/account');
+  await context.close();
 });

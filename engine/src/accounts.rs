@@ -25,7 +25,7 @@ pub struct NewUser<'a> {
 fn validate(new: &NewUser<'_>) -> Result<()> {
     let email = new.email.trim();
     let well_formed = email.len() <= MAX_EMAIL_LEN
-        && !email.chars().any(char::is_whitespace)
+        && !email.chars().any(|c| c.is_whitespace() || c.is_control())
         && email
             .split_once('@')
             .is_some_and(|(local, domain)| !local.is_empty() && domain.contains('.') && !domain.starts_with('.') && !domain.ends_with('.'));
@@ -40,8 +40,8 @@ fn validate(new: &NewUser<'_>) -> Result<()> {
         return Err(EngineError::invalid(format!("password must be at most {MAX_PASSWORD_LEN} characters")));
     }
     let name = new.name.trim();
-    if name.is_empty() || name.chars().count() > MAX_NAME_LEN {
-        return Err(EngineError::invalid(format!("name must be 1 to {MAX_NAME_LEN} characters")));
+    if name.is_empty() || name.chars().count() > MAX_NAME_LEN || name.chars().any(char::is_control) {
+        return Err(EngineError::invalid(format!("name must be 1 to {MAX_NAME_LEN} characters, none of them control characters")));
     }
     Ok(())
 }
@@ -102,7 +102,9 @@ impl Engine {
     /// answer time does not reveal which accounts exist.
     pub async fn authenticate(&self, email: &str, password: &str) -> Result<User> {
         const DUMMY_HASH: &str = "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$Q8qkFQ9Z1q0a1bTn3Sx6y1T0wzqJQ3j0e2m6qE4wW1Y";
-        if email.len() > MAX_EMAIL_LEN || password.len() > MAX_PASSWORD_LEN * 4 {
+        // No stored address is this long or holds a control character (which
+        // PostgreSQL text could not even carry): refuse without looking.
+        if email.len() > MAX_EMAIL_LEN || password.len() > MAX_PASSWORD_LEN * 4 || email.chars().any(char::is_control) {
             return Err(EngineError::InvalidCredentials);
         }
         let row = sqlx::query!(
@@ -129,5 +131,23 @@ impl Engine {
         .fetch_optional(self.pool())
         .await?;
         Ok(row.map(|r| User { user_id: r.user_id, email: r.email, name: r.name, role: r.role }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user<'a>(email: &'a str, name: &'a str) -> NewUser<'a> {
+        NewUser { email, password: "long enough", name, role: Role::Fan }
+    }
+
+    #[test]
+    fn addresses_and_names_with_control_characters_are_refused() {
+        assert!(validate(&user("a@example.test", "Ann")).is_ok());
+        assert!(validate(&user("a\u{0}b@example.test", "Ann")).is_err());
+        assert!(validate(&user("a@example.test", "A\u{0}nn")).is_err());
+        assert!(validate(&user("a@example.test", "   ")).is_err());
+        assert!(validate(&user("a@localhost", "Ann")).is_err());
     }
 }

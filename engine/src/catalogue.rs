@@ -17,8 +17,8 @@ pub const MAX_TEXT_LEN: usize = 200;
 
 fn check_text(field: &str, value: &str, max: usize) -> Result<()> {
     let len = value.trim().chars().count();
-    if len == 0 || len > max {
-        return Err(EngineError::invalid(format!("{field} must be 1 to {max} characters")));
+    if len == 0 || len > max || value.chars().any(char::is_control) {
+        return Err(EngineError::invalid(format!("{field} must be 1 to {max} characters, none of them control characters")));
     }
     Ok(())
 }

@@ -41,6 +41,15 @@ pub struct TickOutcome {
     pub admitted_through: i64,
 }
 
+/// Queue tokens are 32 hex digits; anything else names no entry (and never
+/// reaches the database).
+fn well_formed(queue_token: &str) -> Result<()> {
+    if queue_token.is_empty() || queue_token.len() > 64 || !queue_token.chars().all(|c| c.is_ascii_alphanumeric()) {
+        return Err(EngineError::NotFound);
+    }
+    Ok(())
+}
+
 fn new_queue_token() -> String {
     use rand::RngCore;
     let mut bytes = [0u8; 16];
@@ -208,6 +217,7 @@ impl Engine {
     /// (no query). An admitted fan's admission is
     /// renewed and a fresh admission token signed for `binding` (their session).
     pub async fn queue_status(&self, event_id: Uuid, queue_token: &str, binding: &str) -> Result<(Uuid, QueueView)> {
+        well_formed(queue_token)?;
         let pool = self.pool();
         let remaining = self.board().snapshot(event_id).await?.seats_available();
         let row = sqlx::query!(
@@ -433,6 +443,7 @@ impl Engine {
     /// A queue entry's ticket (`None` before the draw) and whether it has been
     /// admitted, for the live position feed.
     pub async fn queue_entry(&self, event_id: Uuid, queue_token: &str) -> Result<(Option<i64>, bool)> {
+        well_formed(queue_token)?;
         let pool = self.pool();
         let row = sqlx::query!(
             "SELECT ticket, admission_id IS NOT NULL AS \"admitted!\" FROM queue_entries WHERE event_id = $1 AND queue_token = $2",
@@ -447,6 +458,7 @@ impl Engine {
 
     /// Whose queue entry the token is.
     pub async fn queue_owner(&self, event_id: Uuid, queue_token: &str) -> Result<Uuid> {
+        well_formed(queue_token)?;
         let pool = self.pool();
         sqlx::query_scalar!("SELECT user_id FROM queue_entries WHERE event_id = $1 AND queue_token = $2", event_id, queue_token)
             .fetch_optional(pool)

@@ -201,6 +201,10 @@ impl server_fn::error::FromServerFnError for AppError {
         match e {
             E::Request(_) => Self::new(ErrorKind::Network, "The connection failed. Check your network and try again."),
             E::Args(m) | E::MissingArg(m) => Self::invalid(format!("invalid arguments: {m}")),
+            // On the server this is the caller's arguments failing to parse;
+            // in the browser, an answer we could not read.
+            #[cfg(not(target_arch = "wasm32"))]
+            E::Deserialization(m) => Self::invalid(format!("invalid arguments: {m}")),
             // The server answered something that is not one of our errors.
             other => {
                 let mut e = Self::internal();

@@ -11,7 +11,9 @@ use crate::queue::QueueState;
 
 /// One seat's status in a frame. Diffs carry the seat's version too.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SeatChange<'a> {
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub seat_id: Cow<'a, str>,
     pub status: SeatStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -22,6 +24,7 @@ pub struct SeatChange<'a> {
 /// version (the contract's); `epoch` and `seq` are what a viewer hands back
 /// to resume (`?epoch=…&since=…`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum LiveFrame<'a> {
     Snapshot {

@@ -207,11 +207,11 @@ fn router(state: AppState, pool: PgPool) -> Router {
         .route("/bookings/{booking_id}/print", axum::routing::get(tickets::print_tickets))
         .route("/events/{event_id}/queue", axum::routing::get(waiting_room::page))
         .route("/admin/events/{event_id}/waiting-room", axum::routing::get(waiting_room::controls))
-        .leptos_routes_with_context(&state, routes, app_context, {
+        .leptos_routes_with_context(&state, routes, app_context.clone(), {
             let options = leptos_options.clone();
             move || frontrow_app::shell(options.clone())
         })
-        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(frontrow_app::shell))
+        .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(app_context, frontrow_app::shell))
         // Innermost first: a failed server function's status, then the
         // rate limit, then the metrics that see the final answer.
         .route_layer(axum::middleware::from_fn(api::server_fn_status))

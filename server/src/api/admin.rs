@@ -20,7 +20,7 @@ pub async fn create_event(
     Ok((StatusCode::CREATED, Json(created)))
 }
 
-#[utoipa::path(get, path = "/api/v1/admin/events/{event_id}/audit", params(("event_id" = String, Path)), security(("session" = [])),
+#[utoipa::path(get, path = "/api/v1/admin/events/{event_id}/audit", params(("event_id" = Uuid, Path)), security(("session" = [])),
     responses((status = 200, body = AuditReport)))]
 pub async fn audit_event(State(state): State<AppState>, StaffUser(_): StaffUser, IdPath(event_id): IdPath) -> ApiResult<Json<AuditReport>> {
     // 404 for an unknown event rather than an all-zero report.

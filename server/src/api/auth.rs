@@ -20,7 +20,8 @@ pub struct SignupBody {
     pub email: String,
     #[schema(min_length = 8, max_length = 1024)]
     pub password: String,
-    #[schema(min_length = 1, max_length = 200)]
+    /// Not blank.
+    #[schema(min_length = 1, max_length = 200, pattern = "\\S")]
     pub name: String,
 }
 

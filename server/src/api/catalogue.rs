@@ -37,13 +37,13 @@ async fn published(state: &AppState, event_id: uuid::Uuid) -> ApiResult<frontrow
     Ok(board)
 }
 
-#[utoipa::path(get, path = "/api/v1/events/{event_id}", params(("event_id" = String, Path)),
+#[utoipa::path(get, path = "/api/v1/events/{event_id}", params(("event_id" = Uuid, Path)),
     responses((status = 200, body = EventDetail)))]
 pub async fn event_detail(State(state): State<AppState>, IdPath(event_id): IdPath) -> ApiResult<Json<EventDetail>> {
     Ok(Json(published(&state, event_id).await?.detail()))
 }
 
-#[utoipa::path(get, path = "/api/v1/events/{event_id}/seats", params(("event_id" = String, Path), SeatsQuery),
+#[utoipa::path(get, path = "/api/v1/events/{event_id}/seats", params(("event_id" = Uuid, Path), SeatsQuery),
     responses((status = 200, body = SeatMap)))]
 pub async fn seats(State(state): State<AppState>, IdPath(event_id): IdPath, ApiQuery(q): ApiQuery<SeatsQuery>) -> ApiResult<Json<SeatMap>> {
     if q.section.as_deref().is_some_and(|s| s.len() > frontrow_engine::catalogue::MAX_LABEL_LEN) {

@@ -19,8 +19,19 @@ use crate::state::AppState;
 #[serde(deny_unknown_fields)]
 pub struct HoldBody {
     /// 1 to 100 distinct seats, all or none.
-    #[schema(min_items = 1, max_items = 100)]
+    #[schema(schema_with = seat_list_schema)]
     pub seat_ids: Vec<SeatId>,
+}
+
+fn seat_list_schema() -> utoipa::openapi::schema::Array {
+    use utoipa::PartialSchema;
+    utoipa::openapi::schema::ArrayBuilder::new()
+        .items(SeatId::schema())
+        .min_items(Some(1))
+        .max_items(Some(frontrow_model::MAX_SEATS_PER_REQUEST))
+        .unique_items(true)
+        .description(Some("1 to 100 distinct seats, all or none"))
+        .build()
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -48,7 +59,7 @@ fn admission_header(headers: &HeaderMap) -> ApiResult<Option<&str>> {
         .transpose()
 }
 
-#[utoipa::path(post, path = "/api/v1/events/{event_id}/holds", params(("event_id" = String, Path), ("X-Admission-Token" = Option<String>, Header)),
+#[utoipa::path(post, path = "/api/v1/events/{event_id}/holds", params(("event_id" = Uuid, Path), ("X-Admission-Token" = Option<String>, Header)),
     request_body = HoldBody, security(("session" = [])),
     responses((status = 201, body = Hold), (status = 409, description = "seats_unavailable, with conflict_seats", body = AppError),
               (status = 422, description = "invalid_input or too_many_seats", body = AppError),
@@ -68,7 +79,7 @@ pub async fn create_hold(
 }
 
 /// Best available: picks adjacent seats in one row of the tier and holds them.
-#[utoipa::path(post, path = "/api/v1/events/{event_id}/holds/best", params(("event_id" = String, Path), ("X-Admission-Token" = Option<String>, Header)),
+#[utoipa::path(post, path = "/api/v1/events/{event_id}/holds/best", params(("event_id" = Uuid, Path), ("X-Admission-Token" = Option<String>, Header)),
     request_body = BestAvailableBody, security(("session" = [])),
     responses((status = 201, body = Hold), (status = 409, description = "no_seats_together", body = AppError),
               (status = 422, description = "invalid_input or too_many_seats", body = AppError),
@@ -87,13 +98,13 @@ pub async fn hold_best(
     Ok((StatusCode::CREATED, Json(hold)))
 }
 
-#[utoipa::path(get, path = "/api/v1/holds/{hold_id}", params(("hold_id" = String, Path)), security(("session" = [])),
+#[utoipa::path(get, path = "/api/v1/holds/{hold_id}", params(("hold_id" = Uuid, Path)), security(("session" = [])),
     responses((status = 200, body = HoldStatus)))]
 pub async fn get_hold(State(state): State<AppState>, CurrentUser(user): CurrentUser, IdPath(hold_id): IdPath) -> ApiResult<Json<HoldStatus>> {
     Ok(Json(state.engine.hold_status(user.user_id, hold_id).await?))
 }
 
-#[utoipa::path(delete, path = "/api/v1/holds/{hold_id}", params(("hold_id" = String, Path), ("X-Hold-Token" = String, Header)),
+#[utoipa::path(delete, path = "/api/v1/holds/{hold_id}", params(("hold_id" = Uuid, Path), ("X-Hold-Token" = String, Header)),
     security(("session" = [])),
     responses((status = 204), (status = 410, description = "hold_expired", body = AppError), (status = 422, description = "no X-Hold-Token", body = AppError)))]
 pub async fn release_hold(
@@ -110,7 +121,7 @@ pub async fn release_hold(
     Ok(StatusCode::NO_CONTENT)
 }
 
-#[utoipa::path(post, path = "/api/v1/holds/{hold_id}/checkout", params(("hold_id" = String, Path), ("Idempotency-Key" = String, Header)),
+#[utoipa::path(post, path = "/api/v1/holds/{hold_id}/checkout", params(("hold_id" = Uuid, Path), ("Idempotency-Key" = String, Header)),
     request_body = CheckoutBody, security(("session" = [])),
     responses((status = 201, body = Booking), (status = 202, description = "payment_pending: follow GET /api/v1/checkouts/{checkout_id}"),
               (status = 402, description = "payment_declined or payment_failed", body = AppError),
@@ -147,13 +158,13 @@ pub async fn checkout(
     })
 }
 
-#[utoipa::path(get, path = "/api/v1/checkouts/{checkout_id}", params(("checkout_id" = String, Path)), security(("session" = [])),
+#[utoipa::path(get, path = "/api/v1/checkouts/{checkout_id}", params(("checkout_id" = Uuid, Path)), security(("session" = [])),
     responses((status = 200, body = CheckoutView)))]
 pub async fn get_checkout(State(state): State<AppState>, CurrentUser(user): CurrentUser, IdPath(id): IdPath) -> ApiResult<Json<CheckoutView>> {
     Ok(Json(state.engine.checkout_view(user.user_id, id).await?))
 }
 
-#[utoipa::path(get, path = "/api/v1/bookings/{booking_id}", params(("booking_id" = String, Path)), security(("session" = [])),
+#[utoipa::path(get, path = "/api/v1/bookings/{booking_id}", params(("booking_id" = Uuid, Path)), security(("session" = [])),
     responses((status = 200, body = Booking)))]
 pub async fn get_booking(State(state): State<AppState>, CurrentUser(user): CurrentUser, IdPath(id): IdPath) -> ApiResult<Json<Booking>> {
     Ok(Json(state.engine.booking_for(&user, id).await?))

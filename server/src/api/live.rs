@@ -1,9 +1,12 @@
 //! The live seat map over WebSocket: a snapshot, then diffs as seats change
 //! on any server instance.
 
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::State;
-use axum::response::Response;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use frontrow_model::live::LiveFrame;
 use frontrow_engine::live::{FeedMessage, LiveEvent};
 use serde::Deserialize;
 use std::sync::Arc;
@@ -11,7 +14,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 use utoipa::IntoParams;
 
-use super::error::ApiResult;
+use super::error::{AppError, ApiResult};
 use super::extract::{ApiQuery, IdPath};
 use crate::state::AppState;
 
@@ -24,21 +27,28 @@ pub struct LiveQuery {
     pub epoch: Option<u32>,
 }
 
-#[utoipa::path(get, path = "/api/v1/events/{event_id}/live", params(("event_id" = String, Path), LiveQuery),
-    responses((status = 101, description = "WebSocket: a snapshot frame, then diff frames"), (status = 404)))]
+/// Upgraded to a WebSocket: a snapshot frame, then a diff frame whenever
+/// seats change. Without the upgrade: the snapshot frame alone, as JSON.
+#[utoipa::path(get, path = "/api/v1/events/{event_id}/live", params(("event_id" = Uuid, Path), LiveQuery),
+    responses((status = 101, description = "WebSocket: a snapshot frame, then diff frames"),
+              (status = 200, description = "no upgrade asked for: the snapshot frame", body = LiveFrame)))]
 pub async fn live(
     State(state): State<AppState>,
     IdPath(event_id): IdPath,
     ApiQuery(query): ApiQuery<LiveQuery>,
-    upgrade: WebSocketUpgrade,
+    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> ApiResult<Response> {
     // Unknown events are refused before the upgrade, as a plain 404.
     let event = state.engine.board().event(event_id).await?;
     if event.layout().is_some_and(|l| !l.event.published) {
-        return Err(super::error::AppError::not_found());
+        return Err(AppError::not_found());
     }
-    let shutdown = state.shutdown.clone();
     let since = query.epoch.zip(query.since);
+    let Ok(upgrade) = upgrade else {
+        let frame = event.snapshot_frame(since).ok_or_else(AppError::not_found)?;
+        return Ok(([(header::CONTENT_TYPE, "application/json")], frame).into_response());
+    };
+    let shutdown = state.shutdown.clone();
     Ok(upgrade.on_upgrade(move |socket| serve_viewer(socket, event, since, shutdown)))
 }
 

@@ -171,7 +171,9 @@ pub async fn rate_limit_server_fns(State(state): State<AppState>, request: Reque
 /// the JSON API and the server functions agree on what a failure is.
 pub async fn server_fn_status(request: Request, next: Next) -> Response {
     let response = next.run(request).await;
-    if !response.headers().contains_key("serverfnerror") {
+    // Only the plain 500 a failed call gets; a form post's redirect back to
+    // its page (the error in the URL) stays a redirect.
+    if response.status() != axum::http::StatusCode::INTERNAL_SERVER_ERROR || !response.headers().contains_key("serverfnerror") {
         return response;
     }
     let (mut parts, body) = response.into_parts();

@@ -26,7 +26,7 @@ pub fn limit_fan(state: &AppState, user: &User) -> ApiResult<()> {
     Ok(())
 }
 
-#[utoipa::path(post, path = "/api/v1/events/{event_id}/queue", params(("event_id" = String, Path)), security(("session" = [])),
+#[utoipa::path(post, path = "/api/v1/events/{event_id}/queue", params(("event_id" = Uuid, Path)), security(("session" = [])),
     responses((status = 201, body = QueueView), (status = 409, description = "waiting_room_off")))]
 pub async fn join(
     State(state): State<AppState>,
@@ -41,7 +41,7 @@ pub async fn join(
 }
 
 #[utoipa::path(get, path = "/api/v1/events/{event_id}/queue/{queue_token}",
-    params(("event_id" = String, Path), ("queue_token" = String, Path, max_length = 64)), security(("session" = [])),
+    params(("event_id" = Uuid, Path), ("queue_token" = String, Path, max_length = 64)), security(("session" = [])),
     responses((status = 200, body = QueueView)))]
 pub async fn status(
     State(state): State<AppState>,
@@ -54,13 +54,13 @@ pub async fn status(
     Ok(Json(frontrow_app::session::queue_view(&session, &state.engine, &user, event_id, &queue_token).await?))
 }
 
-#[utoipa::path(get, path = "/api/v1/admin/events/{event_id}/waiting-room", params(("event_id" = String, Path)), security(("session" = [])),
+#[utoipa::path(get, path = "/api/v1/admin/events/{event_id}/waiting-room", params(("event_id" = Uuid, Path)), security(("session" = [])),
     responses((status = 200, body = QueueStats)))]
 pub async fn stats(State(state): State<AppState>, StaffUser(_): StaffUser, IdPath(event_id): IdPath) -> ApiResult<Json<QueueStats>> {
     Ok(Json(state.engine.queue_stats(event_id).await?))
 }
 
-#[utoipa::path(patch, path = "/api/v1/admin/events/{event_id}/waiting-room", params(("event_id" = String, Path)), request_body = QueueSettings,
+#[utoipa::path(patch, path = "/api/v1/admin/events/{event_id}/waiting-room", params(("event_id" = Uuid, Path)), request_body = QueueSettings,
     security(("session" = [])), responses((status = 200, body = QueueStats)))]
 pub async fn configure(
     State(state): State<AppState>,

@@ -1,10 +1,9 @@
 //! Checkout: fencing, idempotency, every payment outcome, reconciliation.
 
-mod common;
 
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use futures::future::join_all;
 use serde_json::Value;
 use uuid::Uuid;

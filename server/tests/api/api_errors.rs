@@ -2,9 +2,8 @@
 //! error code, a JSON body `{"error", "message"}` that leaks nothing internal,
 //! and changes nothing in the database.
 
-mod common;
 
-use common::{seat_state, spawn_app, Client, Reply, TestApp, PASSWORD};
+use crate::common::{seat_state, spawn_app, Client, Reply, TestApp, PASSWORD};
 use frontrow_engine::model::AuditReport;
 use serde_json::{json, Value};
 use uuid::Uuid;

@@ -2,9 +2,8 @@
 //! cookie, the operations endpoints, the OpenAPI document, request ids and
 //! rate limits.
 
-mod common;
 
-use common::{spawn_app, spawn_app_with, Client, Reply, TestApp, PASSWORD};
+use crate::common::{spawn_app, spawn_app_with, Client, Reply, TestApp, PASSWORD};
 use serde_json::{json, Value};
 use uuid::Uuid;
 
@@ -177,6 +176,11 @@ async fn login_with_a_wrong_password_is_invalid_credentials() {
     assert_error("me after a failed login", &c.get("/api/v1/me").await, 401, "unauthenticated");
     let r = c.post("/api/v1/auth/login", json!({ "email": new_email(), "password": PASSWORD })).await;
     assert_error("unknown email", &r, 401, "invalid_credentials");
+    // Found by fuzzing: text PostgreSQL cannot store is refused, not a 500.
+    let r = c.post("/api/v1/auth/login", json!({ "email": "a\u{0}b@example.test", "password": PASSWORD })).await;
+    assert_error("NUL in the email", &r, 401, "invalid_credentials");
+    let r = c.post("/api/v1/auth/signup", json!({ "email": "nul@example.test", "password": PASSWORD, "name": "Bo\u{0}" })).await;
+    assert_error("NUL in the name", &r, 422, "invalid_input");
 
     let r = c.post("/api/v1/auth/login", json!({ "email": email, "password": PASSWORD })).await;
     assert_eq!(r.status, 200, "login: {}", r.body);

@@ -1,12 +1,11 @@
 //! The waiting room: joins under a burst, the opening draw, metered
 //! admission, admission tokens, and one admitting instance at a time.
 
-mod common;
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use futures::StreamExt;
 use frontrow_engine::queue;
 use frontrow_model::{HoldToken, QueueState, SeatId};
@@ -15,7 +14,7 @@ use sqlx::PgPool;
 use uuid::Uuid;
 
 /// An event with its waiting room on; `opens_in_secs` < 0 means on sale.
-async fn room_event(app: &TestApp, seats: usize, opens_in_secs: i64) -> Uuid {
+pub(crate) async fn room_event(app: &TestApp, seats: usize, opens_in_secs: i64) -> Uuid {
     let staff = app.staff().await;
     let opens = chrono::Utc::now() + chrono::Duration::seconds(opens_in_secs);
     let rows: Vec<_> = (0..seats.div_ceil(10)).map(|r| json!({ "row": (r + 1).to_string(), "seats": 10.min(seats - r * 10), "tier": "Standard" })).collect();
@@ -247,7 +246,7 @@ async fn admission_follows_remaining_seats_stops_at_zero_and_resumes() {
     app.stop().await;
 }
 
-async fn admitted_fan(app: &TestApp, event_id: Uuid) -> (Client, String, String) {
+pub(crate) async fn admitted_fan(app: &TestApp, event_id: Uuid) -> (Client, String, String) {
     let fan = app.fan().await;
     let joined = fan.post(&format!("/api/v1/events/{event_id}/queue"), json!({})).await;
     assert_eq!(joined.status, 201, "{}", joined.body);
@@ -490,4 +489,17 @@ async fn polling_and_joining_are_rate_limited_per_fan() {
     assert!(statuses.contains(&429), "a fan polling at machine speed is slowed down: {statuses:?}");
     assert!(statuses.iter().all(|s| *s == 200 || *s == 429), "{statuses:?}");
     app.stop().await;
+}
+
+#[tokio::test]
+async fn a_queue_token_that_cannot_be_one_names_nothing() {
+    let app = spawn_app().await;
+    let event_id = room_event(&app, 20, -60).await;
+    let fan = app.fan().await;
+    // Found by fuzzing: a NUL in the path used to reach PostgreSQL (a 500).
+    for token in ["%00", "abc%00def", "not-hex!", &"a".repeat(65)] {
+        let r = fan.get(&format!("/api/v1/events/{event_id}/queue/{token}")).await;
+        assert_eq!(r.status, 404, "{token}: {}", r.body);
+        assert_eq!(r.body["error"], json!("not_found"));
+    }
 }

@@ -1,12 +1,11 @@
 //! The server process is killed between committing a sale and replying; the
 //! client's retry with the same Idempotency-Key must get the same booking.
 
-mod common;
 
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 struct Server {

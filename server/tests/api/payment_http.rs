@@ -2,7 +2,6 @@
 //! shape Stripe made common): the adapter on its own, then the whole server
 //! configured with `FRONTROW_PAYMENT_PROVIDER=http`.
 
-mod common;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -13,7 +12,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use axum::{Form, Json, Router};
-use common::*;
+use crate::common::*;
 use frontrow_engine::payment::{HttpProvider, PaymentProvider, PaymentRequest, PaymentStatus, ProviderError, RefundStatus};
 use serde_json::{json, Value};
 use uuid::Uuid;

@@ -1,10 +1,9 @@
 //! Best available: adjacent seats in one row of a tier, held atomically.
 
-mod common;
 
 use std::collections::HashSet;
 
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 fn numbers(seat_ids: &serde_json::Value) -> (String, Vec<i32>) {

@@ -1,6 +1,5 @@
 //! Spawn-the-app test harness: each test gets a fresh database in a real
 //! PostgreSQL and its own server on a free port.
-#![allow(dead_code)]
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

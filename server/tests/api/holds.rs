@@ -1,11 +1,10 @@
 //! Holds under contention, against real PostgreSQL: every race ends with the
 //! database audited.
 
-mod common;
 
 use std::collections::{HashMap, HashSet};
 
-use common::*;
+use crate::common::*;
 use futures::future::join_all;
 use rand::seq::SliceRandom;
 use rand::Rng;

@@ -1,9 +1,8 @@
 //! Server-rendered pages: the seat map in the HTML, bookings and printable
 //! tickets only for their owner.
 
-mod common;
 
-use common::*;
+use crate::common::*;
 use serde_json::json;
 use uuid::Uuid;
 

@@ -2,11 +2,10 @@
 //! of another; each instance serves seat maps from memory, loading an event
 //! once however many requests arrive at the same moment.
 
-mod common;
 
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use futures::StreamExt;
 use serde_json::Value;
 use tokio_tungstenite::tungstenite::Message;

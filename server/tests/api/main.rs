@@ -1,0 +1,17 @@
+//! The server's integration tests, as one binary (one link, not one per
+//! file): each test spawns the app on a free port against a fresh database
+//! in a real PostgreSQL.
+
+mod common;
+
+mod accounts_and_ops;
+mod api_errors;
+mod best_available;
+mod checkout;
+mod crash;
+mod holds;
+mod live;
+mod pages;
+mod payment_http;
+mod server_fns;
+mod waiting_room;
