@@ -32,7 +32,7 @@ pub async fn load_event_page(event_id: String) -> Result<Option<EventPageData>, 
     let Ok(id) = event_id.parse::<uuid::Uuid>() else { return Ok(None) };
     let (engine, session) = (engine()?, request_session().await?);
     let board = match engine.board().snapshot(id).await {
-        Ok(board) if board.layout.event.published => board,
+        Ok(board) if board.event.published => board,
         Ok(_) | Err(EngineError::NotFound) => return Ok(None),
         Err(e) => return Err(e.into()),
     };
@@ -41,7 +41,7 @@ pub async fn load_event_page(event_id: String) -> Result<Option<EventPageData>, 
     // With the waiting room on, only admitted fans see the map.
     let mut admission = None;
     let mut gate = None;
-    if layout.event.waiting_room_enabled {
+    if board.event.waiting_room_enabled {
         match &user {
             None => gate = Some(format!("/signin?next=/events/{id}/queue")),
             Some(u) => match crate::session::stored_admission(&session, &engine, id, u.user_id).await? {
@@ -98,7 +98,7 @@ pub async fn load_booking(booking_id: String) -> Result<Option<BookingView>, App
             TicketView { qr_svg: qr_svg(&t.code, &format!("Ticket code {} for {seat_label}", t.code)), seat_label, ticket: t.clone() }
         })
         .collect();
-    Ok(Some(BookingView { event: layout.event.clone(), booking, tickets }))
+    Ok(Some(BookingView { event: (*board.event).clone(), booking, tickets }))
 }
 
 /// `None` when nobody is signed in.
@@ -109,7 +109,7 @@ pub async fn load_my_bookings() -> Result<Option<Vec<BookingLine>>, AppError> {
     let engine = engine()?;
     let mut lines = Vec::new();
     for booking in engine.bookings_of(user.user_id).await? {
-        let event = engine.board().snapshot(booking.event_id).await?.layout.event.clone();
+        let event = (*engine.board().snapshot(booking.event_id).await?.event).clone();
         lines.push(BookingLine { booking, event });
     }
     Ok(Some(lines))

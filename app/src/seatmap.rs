@@ -60,7 +60,7 @@ pub fn render(board: &BoardSnapshot) -> String {
         version = board.version,
         epoch = board.epoch,
         seq = board.seq,
-        name = html_escape(&layout.event.name),
+        name = html_escape(&board.event.name),
         total = layout.seats.len(),
         available = board.seats_available(),
     );

@@ -5,10 +5,30 @@ use argon2::password_hash::{rand_core::OsRng, PasswordHash, PasswordHasher, Pass
 use argon2::Argon2;
 use uuid::Uuid;
 
-use frontrow_model::{Role, User};
+use chrono::{DateTime, Utc};
+use frontrow_model::{NewStaffUser, Role, StaffAccount, User, UserChanges};
 
+use crate::changelog;
 use crate::error::{EngineError, Result};
 use crate::Engine;
+
+/// Staff or admin, or 403.
+pub fn require_staff(user: &User) -> Result<()> {
+    if user.role.is_staff() {
+        Ok(())
+    } else {
+        Err(EngineError::Forbidden)
+    }
+}
+
+/// Admin, or 403: only admins manage staff accounts.
+pub fn require_admin(user: &User) -> Result<()> {
+    if user.role == Role::Admin {
+        Ok(())
+    } else {
+        Err(EngineError::Forbidden)
+    }
+}
 
 pub const MAX_EMAIL_LEN: usize = 254;
 pub const MAX_NAME_LEN: usize = 200;
@@ -109,7 +129,7 @@ impl Engine {
         }
         let row = sqlx::query!(
             r#"SELECT user_id, email, name, password_hash, role AS "role: Role"
-               FROM users WHERE lower(email) = lower($1)"#,
+               FROM users WHERE lower(email) = lower($1) AND disabled_at IS NULL"#,
             email.trim()
         )
         .fetch_optional(self.pool())
@@ -122,15 +142,84 @@ impl Engine {
         }
     }
 
-    /// The account behind a session.
+    /// The account behind a session (none once disabled).
     pub async fn user(&self, user_id: Uuid) -> Result<Option<User>> {
         let row = sqlx::query!(
-            r#"SELECT user_id, email, name, role AS "role: Role" FROM users WHERE user_id = $1"#,
+            r#"SELECT user_id, email, name, role AS "role: Role" FROM users WHERE user_id = $1 AND disabled_at IS NULL"#,
             user_id
         )
         .fetch_optional(self.pool())
         .await?;
         Ok(row.map(|r| User { user_id: r.user_id, email: r.email, name: r.name, role: r.role }))
+    }
+}
+
+impl Engine {
+    /// Staff and admin accounts (admins only).
+    pub async fn staff_accounts(&self, admin: &User) -> Result<Vec<StaffAccount>> {
+        require_admin(admin)?;
+        Ok(sqlx::query!(
+            r#"SELECT user_id, email, name, role AS "role: Role", disabled_at IS NOT NULL AS "disabled!",
+                      created_at AS "created_at: DateTime<Utc>"
+               FROM users WHERE role IN ('staff', 'admin') ORDER BY email"#
+        )
+        .fetch_all(self.pool())
+        .await?
+        .into_iter()
+        .map(|r| StaffAccount { user_id: r.user_id, email: r.email, name: r.name, role: r.role, disabled: r.disabled, created_at: r.created_at })
+        .collect())
+    }
+
+    /// Creates an account of any role (admins only).
+    pub async fn create_account(&self, admin: &User, new: &NewStaffUser) -> Result<User> {
+        require_admin(admin)?;
+        let user = self.create_user(NewUser { email: &new.email, password: &new.password, name: &new.name, role: new.role }).await?;
+        let mut conn = self.pool().acquire().await?;
+        changelog::record(&mut conn, None, admin.user_id, "account_created", &[], &format!("{} ({:?})", user.email, user.role)).await?;
+        Ok(user)
+    }
+
+    /// Disables or enables an account, or sets a new password (admins
+    /// only). A disabled account cannot sign in, and its sessions end.
+    pub async fn change_account(&self, admin: &User, user_id: Uuid, changes: &UserChanges) -> Result<StaffAccount> {
+        require_admin(admin)?;
+        if user_id == admin.user_id && changes.disabled == Some(true) {
+            return Err(EngineError::invalid("an admin cannot disable their own account"));
+        }
+        let password_hash = match &changes.password {
+            Some(p) => {
+                let n = p.chars().count();
+                if !(MIN_PASSWORD_LEN..=MAX_PASSWORD_LEN).contains(&n) {
+                    return Err(EngineError::invalid(format!("password must be {MIN_PASSWORD_LEN} to {MAX_PASSWORD_LEN} characters")));
+                }
+                Some(hash_password(p.clone()).await?)
+            }
+            None => None,
+        };
+        let mut tx = self.pool().begin().await?;
+        let r = sqlx::query!(
+            r#"UPDATE users SET disabled_at = CASE WHEN $2::bool IS NULL THEN disabled_at
+                                                  WHEN $2 THEN coalesce(disabled_at, now()) ELSE NULL END,
+                                password_hash = coalesce($3, password_hash)
+                WHERE user_id = $1
+            RETURNING user_id, email, name, role AS "role: Role", disabled_at IS NOT NULL AS "disabled!",
+                      created_at AS "created_at: DateTime<Utc>""#,
+            user_id,
+            changes.disabled,
+            password_hash,
+        )
+        .fetch_optional(&mut *tx)
+        .await?
+        .ok_or(EngineError::NotFound)?;
+        let what = match (changes.disabled, changes.password.is_some()) {
+            (Some(true), _) => "account_disabled",
+            (Some(false), _) => "account_enabled",
+            (None, true) => "password_reset",
+            (None, false) => "account_changed",
+        };
+        changelog::record(&mut tx, None, admin.user_id, what, &[], &r.email).await?;
+        tx.commit().await?;
+        Ok(StaffAccount { user_id: r.user_id, email: r.email, name: r.name, role: r.role, disabled: r.disabled, created_at: r.created_at })
     }
 }
 

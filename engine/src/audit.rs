@@ -41,7 +41,7 @@ async fn audit(pool: &sqlx::PgPool, event_id: Option<Uuid>) -> Result<AuditRepor
                                     AND h.user_id = s.holder_id AND h.state IN ('active', 'checking_out')))
                AS "held_without_live_hold!",
              (SELECT count(*) FROM s WHERE s.state = 'sold'
-                  AND NOT EXISTS (SELECT 1 FROM bookings b WHERE b.booking_id = s.booking_id AND b.status = 'confirmed'))
+                  AND NOT EXISTS (SELECT 1 FROM bookings b WHERE b.booking_id = s.booking_id AND b.status IN ('confirmed', 'partially_refunded')))
              + (SELECT count(*) FROM live_tickets t JOIN seats x ON x.event_id = t.event_id AND x.seat_id = t.seat_id
                   WHERE x.state <> 'sold' OR x.booking_id IS DISTINCT FROM t.booking_id)
                AS "sold_mismatched!""#,

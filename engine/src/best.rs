@@ -26,6 +26,15 @@ pub struct RowSeat {
     pub seat_id: String,
     pub number: i32,
     pub free: bool,
+    /// An aisle runs between this seat and the one before it.
+    pub aisle_before: bool,
+}
+
+impl RowSeat {
+    /// Is this seat right beside `before` (consecutive numbers, no aisle)?
+    fn follows(&self, before: &RowSeat) -> bool {
+        self.number == before.number + 1 && !self.aisle_before
+    }
 }
 
 /// How good a placement is; lower is better, compared field by field.
@@ -47,7 +56,7 @@ fn free_runs(row: &[RowSeat], count: usize) -> Vec<(usize, usize)> {
             continue;
         }
         let mut end = start + 1;
-        while end < row.len() && row[end].free && row[end].number == row[end - 1].number + 1 {
+        while end < row.len() && row[end].free && row[end].follows(&row[end - 1]) {
             end += 1;
         }
         if end - start >= count {
@@ -59,7 +68,8 @@ fn free_runs(row: &[RowSeat], count: usize) -> Vec<(usize, usize)> {
 }
 
 /// Every placement of `count` adjacent free seats in `rows` (front row
-/// first), best first. Seats are adjacent when their numbers are consecutive.
+/// first), best first. Seats are adjacent when their numbers are
+/// consecutive and no aisle runs between them.
 pub fn placements(rows: &[Vec<RowSeat>], count: usize) -> Vec<Vec<String>> {
     if count == 0 {
         return Vec::new();
@@ -102,6 +112,7 @@ fn rows_of(board: &BoardSnapshot, tier: Option<usize>) -> Vec<(usize, Vec<RowSea
                     seat_id: layout.seats[i].seat_id.clone(),
                     number: layout.seats[i].number,
                     free: board.statuses[i] == SeatStatus::Available,
+                    aisle_before: layout.seats[i].aisle_before,
                 })
                 .collect();
             if !seats.is_empty() {
@@ -169,7 +180,6 @@ impl Engine {
             attempt += 1;
             let board = self.board().snapshot(event_id).await?;
             let tier_index = board
-                .layout
                 .event
                 .tiers
                 .iter()
@@ -197,7 +207,7 @@ mod tests {
     fn row(label: &str, free: &str) -> Vec<RowSeat> {
         free.chars()
             .enumerate()
-            .map(|(i, c)| RowSeat { seat_id: format!("{label}-{}", i + 1), number: i as i32 + 1, free: c == '.' })
+            .map(|(i, c)| RowSeat { seat_id: format!("{label}-{}", i + 1), number: i as i32 + 1, free: c == '.', aisle_before: false })
             .collect()
     }
 
@@ -231,10 +241,13 @@ mod tests {
         let rows = vec![row("1", ".x.x.")];
         assert_eq!(pick(&rows, 2), None);
         let gap = vec![vec![
-            RowSeat { seat_id: "1-1".into(), number: 1, free: true },
-            RowSeat { seat_id: "1-3".into(), number: 3, free: true },
+            RowSeat { seat_id: "1-1".into(), number: 1, free: true, aisle_before: false },
+            RowSeat { seat_id: "1-3".into(), number: 3, free: true, aisle_before: false },
         ]];
-        assert_eq!(pick(&gap, 2), None, "an aisle between numbers 1 and 3 is not side by side");
+        assert_eq!(pick(&gap, 2), None, "a gap between numbers 1 and 3 is not side by side");
+        let mut aisle = row("1", "....");
+        aisle[2].aisle_before = true;
+        assert_eq!(pick(&[aisle], 3), None, "an aisle between seats 2 and 3 splits the row");
         assert_eq!(pick(&[row("1", "..")], 0), None);
     }
 }

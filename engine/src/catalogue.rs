@@ -1,21 +1,25 @@
-//! Events: creating them from a layout, the catalogue, and the booking
-//! rules every hold checks.
+//! Events: creating them from a layout, changing and cancelling them, the
+//! catalogue, and the booking rules every hold checks.
 
 use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
-use frontrow_model::{CreatedEvent, Event, EventStatus, EventSummary, NewEvent, TierPrice};
+use frontrow_model::{
+    CreatedEvent, Event, EventChanges, EventStatus, EventSummary, NewEvent, NewSection, SeatKind, SeatStatus, StaffEventLine, TierPrice,
+};
 use uuid::Uuid;
 
 use crate::admission::Admission;
+use crate::changelog;
 use crate::error::{EngineError, Result};
+use crate::live::{EventLayout, LayoutRow, LayoutSeat, LayoutSection};
 use crate::Engine;
 
 pub const MAX_SEATS_PER_EVENT: i64 = 100_000;
 pub const MAX_LABEL_LEN: usize = 16;
 pub const MAX_TEXT_LEN: usize = 200;
 
-fn check_text(field: &str, value: &str, max: usize) -> Result<()> {
+pub(crate) fn check_text(field: &str, value: &str, max: usize) -> Result<()> {
     let len = value.trim().chars().count();
     if len == 0 || len > max || value.chars().any(char::is_control) {
         return Err(EngineError::invalid(format!("{field} must be 1 to {max} characters, none of them control characters")));
@@ -32,38 +36,26 @@ fn check_label(field: &str, value: &str) -> Result<()> {
     Ok(())
 }
 
-/// Checks a new event and counts its seats.
-pub fn validate_new_event(new: &NewEvent) -> Result<i64> {
-    check_text("name", &new.name, MAX_TEXT_LEN)?;
-    check_text("kind", &new.kind, 50)?;
-    check_text("venue", &new.venue, MAX_TEXT_LEN)?;
-    if !(1..=3600).contains(&new.hold_ttl_seconds) {
+fn check_rules(hold_ttl_seconds: i32, max_seats_per_order: i32) -> Result<()> {
+    if !(1..=3600).contains(&hold_ttl_seconds) {
         return Err(EngineError::invalid("hold_ttl_seconds must be 1 to 3600"));
     }
-    if !(1..=50).contains(&new.max_seats_per_order) {
+    if !(1..=50).contains(&max_seats_per_order) {
         return Err(EngineError::invalid("max_seats_per_order must be 1 to 50"));
     }
-    if new.tiers.is_empty() || new.tiers.len() > 20 {
-        return Err(EngineError::invalid("tiers must list 1 to 20 price tiers"));
-    }
-    let mut tiers = HashSet::new();
-    for t in &new.tiers {
-        check_text("tier", &t.tier, 32)?;
-        if !(0..=10_000_000).contains(&t.price_cents) {
-            return Err(EngineError::invalid("price_cents must be 0 to 10000000"));
-        }
-        if !tiers.insert(t.tier.as_str()) {
-            return Err(EngineError::invalid(format!("tier {:?} is listed twice", t.tier)));
-        }
-    }
-    if new.sections.is_empty() || new.sections.len() > 200 {
+    Ok(())
+}
+
+/// Checks a seating plan against the tiers it may use; counts its seats.
+pub fn validate_sections(sections: &[NewSection], tiers: &HashSet<&str>) -> Result<i64> {
+    if sections.is_empty() || sections.len() > 200 {
         return Err(EngineError::invalid("sections must list 1 to 200 sections"));
     }
-    let mut sections = HashSet::new();
+    let mut names = HashSet::new();
     let mut total: i64 = 0;
-    for s in &new.sections {
+    for s in sections {
         check_label("section", &s.section)?;
-        if !sections.insert(s.section.as_str()) {
+        if !names.insert(s.section.as_str()) {
             return Err(EngineError::invalid(format!("section {:?} is listed twice", s.section)));
         }
         if s.rows.is_empty() || s.rows.len() > 500 {
@@ -98,6 +90,95 @@ pub fn validate_new_event(new: &NewEvent) -> Result<i64> {
     Ok(total)
 }
 
+/// Checks a new event and counts its seats.
+pub fn validate_new_event(new: &NewEvent) -> Result<i64> {
+    check_text("name", &new.name, MAX_TEXT_LEN)?;
+    check_text("kind", &new.kind, 50)?;
+    check_text("venue", &new.venue, MAX_TEXT_LEN)?;
+    check_rules(new.hold_ttl_seconds, new.max_seats_per_order)?;
+    if new.tiers.is_empty() || new.tiers.len() > 20 {
+        return Err(EngineError::invalid("tiers must list 1 to 20 price tiers"));
+    }
+    let mut tiers = HashSet::new();
+    for t in &new.tiers {
+        check_text("tier", &t.tier, 32)?;
+        if !(0..=10_000_000).contains(&t.price_cents) {
+            return Err(EngineError::invalid("price_cents must be 0 to 10000000"));
+        }
+        if !tiers.insert(t.tier.as_str()) {
+            return Err(EngineError::invalid(format!("tier {:?} is listed twice", t.tier)));
+        }
+    }
+    validate_sections(&new.sections, &tiers)
+}
+
+/// One seat of a plan, as it is stored.
+pub(crate) struct PlannedSeat {
+    pub seat_id: String,
+    pub section: String,
+    pub row: String,
+    pub number: i32,
+    pub tier: String,
+    pub kind: SeatKind,
+    pub aisle_before: bool,
+}
+
+/// Every seat a plan describes, in layout order: sections, rows and
+/// numbers as staff listed them.
+pub(crate) fn plan_seats(sections: &[NewSection]) -> Vec<PlannedSeat> {
+    let mut seats = Vec::new();
+    for s in sections {
+        for r in &s.rows {
+            for n in 1..=r.seats {
+                let kind = if r.wheelchair.contains(&n) {
+                    SeatKind::Wheelchair
+                } else if r.companion.contains(&n) {
+                    SeatKind::Companion
+                } else {
+                    SeatKind::Standard
+                };
+                seats.push(PlannedSeat {
+                    seat_id: format!("{}-{}-{}", s.section, r.row, n),
+                    section: s.section.clone(),
+                    row: r.row.clone(),
+                    number: n,
+                    tier: r.tier.clone(),
+                    kind,
+                    aisle_before: r.aisles_after.contains(&(n - 1)),
+                });
+            }
+        }
+    }
+    seats
+}
+
+/// A plan as the seat map draws it, before any event exists (the layout
+/// generator's preview): tiers in the order given, prices from `tiers`.
+pub fn plan_layout(sections: &[NewSection], tiers: &[TierPrice]) -> EventLayout {
+    let mut layout_sections: Vec<LayoutSection> = Vec::new();
+    let mut seats = Vec::new();
+    for (i, p) in plan_seats(sections).into_iter().enumerate() {
+        if layout_sections.last().is_none_or(|s| s.name != p.section) {
+            layout_sections.push(LayoutSection { name: p.section.clone(), rows: Vec::new() });
+        }
+        let section = layout_sections.last_mut().expect("pushed above");
+        if section.rows.last().is_none_or(|r| r.label != p.row) {
+            section.rows.push(LayoutRow { label: p.row.clone(), seats: Vec::new() });
+        }
+        section.rows.last_mut().expect("pushed above").seats.push(i);
+        let tier_index = tiers.iter().position(|t| t.tier == p.tier).unwrap_or(0);
+        seats.push(LayoutSeat {
+            seat_id: p.seat_id,
+            number: p.number,
+            tier_index,
+            price_cents: tiers.get(tier_index).map_or(0, |t| t.price_cents),
+            kind: p.kind,
+            aisle_before: p.aisle_before,
+        });
+    }
+    EventLayout::new(layout_sections, seats)
+}
+
 /// The event's booking rules, read on every hold.
 pub(crate) struct EventRules {
     pub event_id: Uuid,
@@ -129,8 +210,19 @@ impl EventRules {
 }
 
 impl Engine {
+    /// Creates an event, seated from its own `sections` or from a saved
+    /// layout (`layout_id`).
     pub async fn create_event(&self, new: &NewEvent, created_by: Option<Uuid>) -> Result<CreatedEvent> {
-        let seats_total = validate_new_event(new)?;
+        let mut new = new.clone();
+        match (new.layout_id, new.sections.is_empty()) {
+            (Some(_), false) => return Err(EngineError::invalid("give either sections or layout_id, not both")),
+            (Some(layout_id), true) => new.sections = self.layout(layout_id).await.map_err(|e| match e {
+                EngineError::NotFound => EngineError::invalid("no such layout_id"),
+                other => other,
+            })?.sections,
+            (None, _) => {}
+        }
+        let seats_total = validate_new_event(&new)?;
         let event_id = Uuid::new_v4();
         let mut tx = self.pool().begin().await?;
         sqlx::query!(
@@ -162,45 +254,94 @@ impl Engine {
         .execute(&mut *tx)
         .await?;
 
-        let capacity = seats_total as usize;
-        let (mut ids, mut sections, mut rows, mut numbers, mut tiers, mut prices) = (
-            Vec::with_capacity(capacity),
-            Vec::with_capacity(capacity),
-            Vec::with_capacity(capacity),
-            Vec::with_capacity(capacity),
-            Vec::with_capacity(capacity),
-            Vec::with_capacity(capacity),
-        );
-        for s in &new.sections {
-            for r in &s.rows {
-                let price = new.tiers.iter().find(|t| t.tier == r.tier).map_or(0, |t| t.price_cents);
-                for n in 1..=r.seats {
-                    ids.push(format!("{}-{}-{}", s.section, r.row, n));
-                    sections.push(s.section.clone());
-                    rows.push(r.row.clone());
-                    numbers.push(n);
-                    tiers.push(r.tier.clone());
-                    prices.push(price);
-                }
-            }
-        }
+        let plan = plan_seats(&new.sections);
+        let price_of = |tier: &str| new.tiers.iter().find(|t| t.tier == tier).map_or(0, |t| t.price_cents);
+        let ids: Vec<&str> = plan.iter().map(|s| s.seat_id.as_str()).collect();
+        let sections: Vec<&str> = plan.iter().map(|s| s.section.as_str()).collect();
+        let rows: Vec<&str> = plan.iter().map(|s| s.row.as_str()).collect();
+        let numbers: Vec<i32> = plan.iter().map(|s| s.number).collect();
+        let tiers: Vec<&str> = plan.iter().map(|s| s.tier.as_str()).collect();
+        let prices: Vec<i32> = plan.iter().map(|s| price_of(&s.tier)).collect();
+        let kinds: Vec<SeatKind> = plan.iter().map(|s| s.kind).collect();
+        let aisles: Vec<bool> = plan.iter().map(|s| s.aisle_before).collect();
         sqlx::query!(
-            r#"INSERT INTO seats (event_id, seat_id, section, row_label, number, position, tier, price_cents)
-               SELECT $1, s.id, s.section, s.row_label, s.number, s.ord, s.tier, s.price
-               FROM UNNEST($2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::int[]) WITH ORDINALITY
-                    AS s(id, section, row_label, number, tier, price, ord)"#,
+            r#"INSERT INTO seats (event_id, seat_id, section, row_label, number, position, tier, price_cents, kind, aisle_before)
+               SELECT $1, s.id, s.section, s.row_label, s.number, s.ord, s.tier, s.price, s.kind, s.aisle
+               FROM UNNEST($2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::int[], $8::seat_kind[], $9::bool[])
+                    WITH ORDINALITY AS s(id, section, row_label, number, tier, price, kind, aisle, ord)"#,
             event_id,
-            &ids,
-            &sections,
-            &rows,
+            &ids as &[&str],
+            &sections as &[&str],
+            &rows as &[&str],
             &numbers,
-            &tiers,
+            &tiers as &[&str],
             &prices,
+            &kinds as &[SeatKind],
+            &aisles,
         )
         .execute(&mut *tx)
         .await?;
+        if let Some(actor) = created_by {
+            changelog::record(&mut tx, Some(event_id), actor, "event_created", &[], &format!("{} seats", seats_total)).await?;
+        }
         tx.commit().await?;
         Ok(CreatedEvent { event_id, seats_total })
+    }
+
+    /// Changes an event's facts or rules (not a cancelled one); every
+    /// instance re-reads it.
+    pub async fn update_event(&self, actor: Uuid, event_id: Uuid, changes: &EventChanges) -> Result<Event> {
+        if let Some(name) = &changes.name {
+            check_text("name", name, MAX_TEXT_LEN)?;
+        }
+        if let Some(venue) = &changes.venue {
+            check_text("venue", venue, MAX_TEXT_LEN)?;
+        }
+        let current = self.event(event_id).await?;
+        if current.cancelled_at.is_some() {
+            return Err(EngineError::EventCancelled);
+        }
+        check_rules(
+            changes.hold_ttl_seconds.unwrap_or(current.hold_ttl_seconds),
+            changes.max_seats_per_order.unwrap_or(current.max_seats_per_order),
+        )?;
+        let mut what = Vec::new();
+        if changes.name.is_some() { what.push("name") }
+        if changes.venue.is_some() { what.push("venue") }
+        if changes.starts_at.is_some() { what.push("starts_at") }
+        if changes.sale_opens_at.is_some() { what.push("sale_opens_at") }
+        if changes.hold_ttl_seconds.is_some() { what.push("hold_ttl_seconds") }
+        if changes.max_seats_per_order.is_some() { what.push("max_seats_per_order") }
+        let kind = match changes.published {
+            Some(true) if !current.published => "event_published",
+            Some(false) if current.published => "event_unpublished",
+            _ => "event_changed",
+        };
+        let mut tx = self.pool().begin().await?;
+        let updated = sqlx::query!(
+            r#"UPDATE events SET name = coalesce($2, name), venue = coalesce($3, venue), starts_at = coalesce($4, starts_at),
+                      sale_opens_at = coalesce($5, sale_opens_at), hold_ttl_seconds = coalesce($6, hold_ttl_seconds),
+                      max_seats_per_order = coalesce($7, max_seats_per_order), published = coalesce($8, published)
+                WHERE event_id = $1 AND cancelled_at IS NULL"#,
+            event_id,
+            changes.name.as_deref().map(str::trim),
+            changes.venue.as_deref().map(str::trim),
+            changes.starts_at as Option<DateTime<Utc>>,
+            changes.sale_opens_at as Option<DateTime<Utc>>,
+            changes.hold_ttl_seconds,
+            changes.max_seats_per_order,
+            changes.published,
+        )
+        .execute(&mut *tx)
+        .await?;
+        if updated.rows_affected() == 0 {
+            return Err(EngineError::EventCancelled);
+        }
+        changelog::record(&mut tx, Some(event_id), actor, kind, &[], &what.join(", ")).await?;
+        announce_event_change(&mut tx, event_id).await?;
+        tx.commit().await?;
+        self.board().refresh_facts(event_id).await?;
+        self.event(event_id).await
     }
 
     /// The catalogue fans see: published events, soonest first, with their
@@ -212,6 +353,30 @@ impl Engine {
         let mut list = Vec::with_capacity(ids.len());
         for id in ids {
             list.push(self.board().snapshot(id).await?.summary());
+        }
+        Ok(list)
+    }
+
+    /// Every event, as the box office lists them, with live seat counts.
+    pub async fn staff_events(&self) -> Result<Vec<StaffEventLine>> {
+        let ids = sqlx::query_scalar!("SELECT event_id FROM events ORDER BY starts_at, name").fetch_all(self.pool()).await?;
+        let mut list = Vec::with_capacity(ids.len());
+        for id in ids {
+            let board = self.board().snapshot(id).await?;
+            let summary = board.summary();
+            list.push(StaffEventLine {
+                event_id: id,
+                name: board.event.name.clone(),
+                venue: board.event.venue.clone(),
+                starts_at: board.event.starts_at,
+                status: summary.status,
+                published: board.event.published,
+                seats_total: summary.seats_total,
+                seats_available: board.count(SeatStatus::Available),
+                seats_held: board.count(SeatStatus::Held),
+                seats_sold: board.count(SeatStatus::Sold),
+                seats_blocked: board.count(SeatStatus::Blocked),
+            });
         }
         Ok(list)
     }
@@ -247,6 +412,12 @@ impl Engine {
             .fetch_optional(self.pool())
             .await?)
     }
+}
+
+/// Tells every instance to re-read the event (committed with the change).
+pub(crate) async fn announce_event_change(conn: &mut sqlx::PgConnection, event_id: Uuid) -> Result<()> {
+    sqlx::query!("SELECT pg_notify($1, $2::uuid::text)", crate::live::EVENTS_CHANNEL, event_id).execute(conn).await?;
+    Ok(())
 }
 
 /// Reads an event (the one query every view of an event starts from).
@@ -299,7 +470,7 @@ pub fn summary(event: Event, seats_total: i64, seats_available: i64, now: DateTi
 #[cfg(test)]
 mod tests {
     use super::*;
-    use frontrow_model::{NewRow, NewSection};
+    use frontrow_model::NewRow;
 
     fn event() -> NewEvent {
         NewEvent {
@@ -352,5 +523,25 @@ mod tests {
         e.sections[0].rows[0].wheelchair = vec![2];
         e.sections[0].rows[0].companion = vec![2];
         assert!(validate_new_event(&e).is_err(), "one seat, two kinds");
+        let mut e = event();
+        e.name = "tab\u{0}".into();
+        assert!(validate_new_event(&e).is_err(), "control characters");
+    }
+
+    #[test]
+    fn a_plan_lists_every_seat_with_its_kind_and_the_aisles() {
+        let mut r = row("1", 6);
+        r.aisles_after = vec![3];
+        r.wheelchair = vec![1];
+        r.companion = vec![2];
+        let seats = plan_seats(&[NewSection { section: "B".into(), rows: vec![r] }]);
+        assert_eq!(seats.len(), 6);
+        assert_eq!(seats[0].seat_id, "B-1-1");
+        assert_eq!(seats[0].kind, SeatKind::Wheelchair);
+        assert_eq!(seats[1].kind, SeatKind::Companion);
+        assert!(seats[3].aisle_before && !seats[2].aisle_before, "the aisle runs between seats 3 and 4");
+        let layout = plan_layout(&[NewSection { section: "B".into(), rows: vec![row("1", 2)] }], &[TierPrice { tier: "T".into(), price_cents: 7 }]);
+        assert_eq!(layout.seats[1].price_cents, 7);
+        assert_eq!(layout.seat_label(1), "Section B, row 1, seat 2");
     }
 }

@@ -13,9 +13,9 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::bookings;
-use crate::db::{retrying, CheckoutState, PaymentState, RefundState};
+use crate::db::{retrying, Channel, CheckoutState, PaymentState};
 use crate::error::{EngineError, Result};
-use crate::payment::{PaymentRequest, PaymentStatus, ProviderError, RefundStatus};
+use crate::payment::{PaymentRequest, PaymentStatus, ProviderError};
 use crate::seats;
 use crate::tokens::{sha256_hex, ticket_code};
 use crate::Engine;
@@ -107,12 +107,34 @@ impl Engine {
 
 async fn checkout(engine: &Engine, req: CheckoutRequest<'_>) -> Result<CheckoutOutcome> {
     let pool = engine.pool();
-    let hold = sqlx::query!("SELECT event_id FROM holds WHERE hold_id = $1 AND user_id = $2", req.hold_id, req.user_id)
-        .fetch_optional(pool)
-        .await?
-        .ok_or(EngineError::NotFound)?;
+    let hold = sqlx::query!(
+        r#"SELECT h.event_id, e.cancelled_at IS NOT NULL AS "cancelled!"
+           FROM holds h JOIN events e USING (event_id) WHERE h.hold_id = $1 AND h.user_id = $2"#,
+        req.hold_id,
+        req.user_id
+    )
+    .fetch_optional(pool)
+    .await?
+    .ok_or(EngineError::NotFound)?;
     let request_hash = sha256_hex(format!("{}\n{}\n{}", req.hold_id, req.hold_token, req.payment_token).as_bytes());
     let idempotency_key = req.idempotency_key.as_str();
+    if hold.cancelled {
+        // Nothing more is sold; a checkout that already answered still
+        // replays its answer.
+        let stored = sqlx::query_scalar!(
+            "SELECT response_body FROM checkouts WHERE user_id = $1 AND idempotency_key = $2 AND request_hash = $3",
+            req.user_id,
+            idempotency_key,
+            request_hash
+        )
+        .fetch_optional(pool)
+        .await?
+        .flatten();
+        return match stored {
+            Some(body) => decode_outcome(body),
+            None => Err(EngineError::EventCancelled),
+        };
+    }
     let lease_secs = engine.settings().checkout_lease.as_secs_f64();
 
     let claimed = sqlx::query_scalar!(
@@ -165,7 +187,7 @@ async fn checkout(engine: &Engine, req: CheckoutRequest<'_>) -> Result<CheckoutO
             taken.ok_or(EngineError::IdempotencyKeyInUse)?
         }
     };
-    let outcome = run(engine, checkout_id, req.hold_token.as_str(), req.payment_token.as_str()).await;
+    let outcome = run(engine, checkout_id, req.hold_token.as_str(), Payment::Provider(req.payment_token.as_str())).await;
     if outcome.is_err() {
         // Let a retry (or reconciliation) take over at once rather than after the lease.
         let _ = sqlx::query!(
@@ -203,11 +225,15 @@ struct HoldFacts {
     total_cents: i64,
     event_id: Uuid,
     user_id: Uuid,
+    channel: Channel,
+    customer_name: Option<String>,
+    customer_email: Option<String>,
 }
 
 async fn hold_facts(conn: &mut sqlx::PgConnection, checkout_id: Uuid) -> Result<HoldFacts> {
     let h = sqlx::query!(
-        r#"SELECT h.hold_id, h.hold_token, h.seat_ids, h.total_cents, h.event_id, h.user_id
+        r#"SELECT h.hold_id, h.hold_token, h.seat_ids, h.total_cents, h.event_id, h.user_id, h.channel AS "channel: Channel",
+                  h.customer_name, h.customer_email
            FROM checkouts c JOIN holds h USING (hold_id) WHERE c.checkout_id = $1"#,
         checkout_id
     )
@@ -220,27 +246,46 @@ async fn hold_facts(conn: &mut sqlx::PgConnection, checkout_id: Uuid) -> Result<
         total_cents: h.total_cents,
         event_id: h.event_id,
         user_id: h.user_id,
+        channel: h.channel,
+        customer_name: h.customer_name,
+        customer_email: h.customer_email,
     })
 }
 
-async fn run(engine: &Engine, checkout_id: Uuid, hold_token: &str, payment_token: &str) -> Result<CheckoutOutcome> {
+/// How a checkout is paid: through the payment provider with the buyer's
+/// token, or in cash at the box office (never a choice a fan can make).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Payment<'a> {
+    Provider(&'a str),
+    Cash,
+}
+
+/// The provider name recorded for money taken in cash at the counter.
+pub(crate) const CASH: &str = "cash";
+
+pub(crate) async fn run(engine: &Engine, checkout_id: Uuid, hold_token: &str, payment: Payment<'_>) -> Result<CheckoutOutcome> {
     let pool = engine.pool();
     let existing_intent = sqlx::query!(
-        "SELECT provider_key, amount_cents, payment_token FROM payment_intents WHERE checkout_id = $1",
+        "SELECT provider, provider_key, amount_cents, payment_token FROM payment_intents WHERE checkout_id = $1",
         checkout_id
     )
     .fetch_optional(pool)
     .await?;
     let (provider_key, amount_cents, payment_token) = match existing_intent {
+        // Cash was handed over when the intent was recorded.
+        Some(i) if i.provider == CASH => return settle_success(engine, checkout_id, &format!("cash-{checkout_id}")).await,
         // Resuming a request that died: send the payment again only while the
         // seats still wait for it; otherwise just learn what became of it.
         Some(i) if seats_reserved(pool, checkout_id).await? => (i.provider_key, i.amount_cents, i.payment_token),
         Some(i) => return settle_by_lookup(engine, checkout_id, &i.provider_key).await,
         None => {
-            let reserved = retrying(|| reserve_for_payment(engine, checkout_id, hold_token, payment_token)).await?;
-            match reserved {
-                Reserved::Yes { provider_key, amount_cents } => (provider_key, amount_cents, payment_token.to_owned()),
-                Reserved::No(outcome) => return Ok(outcome),
+            let reserved = retrying(|| reserve_for_payment(engine, checkout_id, hold_token, payment)).await?;
+            match (reserved, payment) {
+                (Reserved::Yes { .. }, Payment::Cash) => {
+                    return settle_success(engine, checkout_id, &format!("cash-{checkout_id}")).await;
+                }
+                (Reserved::Yes { provider_key, amount_cents }, Payment::Provider(token)) => (provider_key, amount_cents, token.to_owned()),
+                (Reserved::No(outcome), _) => return Ok(outcome),
             }
         }
     };
@@ -364,7 +409,7 @@ enum Reserved {
 
 /// Fences on the hold token and moves the seats to `payment_pending`, with a
 /// payment deadline, recording the payment intent in the same transaction.
-async fn reserve_for_payment(engine: &Engine, checkout_id: Uuid, hold_token: &str, payment_token: &str) -> Result<Reserved> {
+async fn reserve_for_payment(engine: &Engine, checkout_id: Uuid, hold_token: &str, payment: Payment<'_>) -> Result<Reserved> {
     let pool = engine.pool();
     let mut tx = pool.begin().await?;
     // Re-assert the claim on the key inside this transaction: if the request
@@ -412,12 +457,16 @@ async fn reserve_for_payment(engine: &Engine, checkout_id: Uuid, hold_token: &st
     }
 
     let provider_key = format!("frontrow-{checkout_id}");
+    let (provider, payment_token) = match payment {
+        Payment::Provider(token) => (engine.provider().name(), token),
+        Payment::Cash => (CASH, CASH),
+    };
     sqlx::query!(
         r#"INSERT INTO payment_intents (payment_id, checkout_id, provider, provider_key, amount_cents, payment_token)
            VALUES ($1, $2, $3, $4, $5, $6)"#,
         Uuid::new_v4(),
         checkout_id,
-        engine.provider().name(),
+        provider,
         provider_key,
         hold.total_cents,
         payment_token,
@@ -502,12 +551,16 @@ pub(crate) async fn settle_success(engine: &Engine, checkout_id: Uuid, provider_
     }
 
     sqlx::query!(
-        "INSERT INTO bookings (booking_id, event_id, user_id, hold_id, total_cents) VALUES ($1, $2, $3, $4, $5)",
+        r#"INSERT INTO bookings (booking_id, event_id, user_id, hold_id, total_cents, channel, customer_name, customer_email)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"#,
         booking_id,
         hold.event_id,
         hold.user_id,
         hold.hold_id,
         hold.total_cents,
+        hold.channel as Channel,
+        hold.customer_name,
+        hold.customer_email,
     )
     .execute(&mut *tx)
     .await?;
@@ -605,7 +658,7 @@ async fn refund_unsellable(engine: &Engine, checkout_id: Uuid, provider_ref: &st
     let refund_id = sqlx::query_scalar!(
         r#"INSERT INTO refunds (refund_id, payment_id, amount_cents, reason)
            VALUES ($1, $2, $3, 'seats released before the payment settled')
-           ON CONFLICT (payment_id) DO UPDATE SET updated_at = now()
+           ON CONFLICT (payment_id) WHERE kind = 'unsellable' DO UPDATE SET updated_at = now()
            RETURNING refund_id"#,
         Uuid::new_v4(),
         intent.payment_id,
@@ -623,41 +676,9 @@ async fn refund_unsellable(engine: &Engine, checkout_id: Uuid, provider_ref: &st
     metrics::counter!("frontrow_refunds_total").increment(1);
     // If the provider cannot be reached now, the refund stays pending and
     // reconciliation retries it.
-    if let Err(e) = attempt_refund(engine, refund_id).await {
+    if let Err(e) = crate::refunds::attempt_refund(engine, refund_id).await {
         tracing::warn!(%refund_id, error = %e, "refund not completed yet; reconciliation will retry");
     }
     Ok(outcome)
 }
 
-/// Asks the provider to refund, and records what it said.
-pub(crate) async fn attempt_refund(engine: &Engine, refund_id: Uuid) -> Result<()> {
-    let pool = engine.pool();
-    let r = sqlx::query!(
-        r#"SELECT r.amount_cents, p.provider_ref AS "provider_ref?", p.provider_key
-           FROM refunds r JOIN payment_intents p USING (payment_id) WHERE r.refund_id = $1"#,
-        refund_id
-    )
-    .fetch_one(pool)
-    .await?;
-    let provider_ref = r.provider_ref.ok_or_else(|| EngineError::Internal("refund of a payment without provider reference".into()))?;
-    let answer = engine.provider().refund(&provider_ref, r.amount_cents, &format!("{}-refund", r.provider_key)).await;
-    let (state, reference, error) = match answer {
-        Ok(refund) => match refund.status {
-            RefundStatus::Succeeded => (RefundState::Succeeded, Some(refund.provider_ref), None),
-            RefundStatus::Pending => (RefundState::Pending, Some(refund.provider_ref), None),
-            RefundStatus::Failed { reason } => (RefundState::Failed, Some(refund.provider_ref), Some(reason)),
-        },
-        Err(e) => (RefundState::Pending, None, Some(e.to_string())),
-    };
-    sqlx::query!(
-        r#"UPDATE refunds SET status = $2, provider_ref = coalesce($3, provider_ref), last_error = $4, updated_at = now()
-            WHERE refund_id = $1"#,
-        refund_id,
-        state as RefundState,
-        reference,
-        error,
-    )
-    .execute(pool)
-    .await?;
-    Ok(())
-}

@@ -72,7 +72,7 @@ impl Engine {
             return Err(EngineError::TooManySeats { max: max_per_order });
         }
 
-        let claimed = seats::claim(&mut tx, event_id, seat_ids, hold_id, &token, fan, ttl_seconds).await?;
+        let claimed = seats::claim(&mut tx, event_id, seat_ids, hold_id, &token, fan, ttl_seconds, seats::Claimant::Fan).await?;
         if claimed.len() != seat_ids.len() {
             tx.rollback().await?;
             return Err(self.explain_shortfall(event_id, seat_ids, claimed.iter().map(|c| c.seat_id.as_str())).await);
@@ -99,7 +99,7 @@ impl Engine {
 
     /// After a failed claim: unknown seat ids are the caller's mistake (422);
     /// otherwise the seats not claimed are the conflicts (409).
-    async fn explain_shortfall<'a>(&self, event_id: Uuid, seat_ids: &[String], claimed: impl Iterator<Item = &'a str>) -> EngineError {
+    pub(crate) async fn explain_shortfall<'a>(&self, event_id: Uuid, seat_ids: &[String], claimed: impl Iterator<Item = &'a str>) -> EngineError {
         let known = match self.pool().acquire().await {
             Ok(mut conn) => match seats::known(&mut conn, event_id, seat_ids).await {
                 Ok(known) => known.into_iter().collect::<HashSet<_>>(),

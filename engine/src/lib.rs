@@ -10,24 +10,34 @@ pub mod accounts;
 pub mod admission;
 mod audit;
 pub mod best;
+mod blocks;
 mod bookings;
 pub mod catalogue;
+pub mod changelog;
+mod checkin;
 pub mod checkout;
+mod counter;
 pub mod db;
 pub mod error;
 mod holds;
+pub mod layouts;
 pub mod live;
+pub mod mail;
 pub mod payment;
 pub mod queue;
 mod reaper;
 pub mod reconcile;
+mod refunds;
+pub mod reports;
 mod seats;
+mod stats;
 mod tokens;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 pub use admission::Admission;
+pub use mail::{Mail, Mailer};
 pub use error::{EngineError, Result};
 pub use frontrow_model as model;
 pub use payment::PaymentProvider;
@@ -76,6 +86,7 @@ pub struct Engine {
 struct Inner {
     pool: sqlx::PgPool,
     provider: Arc<dyn PaymentProvider>,
+    mailer: Arc<dyn Mailer>,
     settings: EngineSettings,
     board: live::SeatBoard,
     queue_feed: queue::QueueFeed,
@@ -85,7 +96,7 @@ struct Inner {
 }
 
 impl Engine {
-    pub fn new(pool: sqlx::PgPool, provider: Arc<dyn PaymentProvider>, settings: EngineSettings) -> Self {
+    pub fn new(pool: sqlx::PgPool, provider: Arc<dyn PaymentProvider>, mailer: Arc<dyn Mailer>, settings: EngineSettings) -> Self {
         Self {
             inner: Arc::new(Inner {
                 board: live::SeatBoard::new(pool.clone()),
@@ -93,6 +104,7 @@ impl Engine {
                 joiner: Mutex::default(),
                 pool,
                 provider,
+                mailer,
                 settings,
             }),
         }
@@ -104,6 +116,10 @@ impl Engine {
 
     fn provider(&self) -> &dyn PaymentProvider {
         self.inner.provider.as_ref()
+    }
+
+    fn mailer(&self) -> &dyn Mailer {
+        self.inner.mailer.as_ref()
     }
 
     pub fn settings(&self) -> &EngineSettings {

@@ -6,7 +6,9 @@
 //! kept current by PostgreSQL notifications: a trigger on `seats` announces
 //! every committed change on [`CHANNEL`], and [`listen`] applies them here and
 //! fans them out to this instance's viewers. A change made through any
-//! instance therefore reaches the viewers of all of them.
+//! instance therefore reaches the viewers of all of them. Changes to an
+//! event's own facts (name, rules, published, cancelled) are announced on
+//! [`EVENTS_CHANNEL`] and re-read.
 //!
 //! Ordering: notifications of different transactions may arrive in any order
 //! relative to a snapshot being loaded, so every seat carries its version and
@@ -25,13 +27,12 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use frontrow_model::live::{LiveFrame, SeatChange};
+use frontrow_model::{Event, EventDetail, EventSummary, SeatKind, SeatMap, SeatStatus, SeatView, SectionSummary};
 use serde::Deserialize;
 use sqlx::postgres::PgListener;
 use tokio::sync::{broadcast, OnceCell};
 use uuid::Uuid;
-
-use frontrow_model::live::{LiveFrame, SeatChange};
-use frontrow_model::{Event, EventDetail, EventSummary, SeatKind, SeatMap, SeatStatus, SeatView, SectionSummary};
 
 use crate::db::SeatState;
 use crate::error::{EngineError, Result};
@@ -39,6 +40,8 @@ use crate::Engine;
 
 /// The notification channel the `seats_notify_changes` trigger writes to.
 pub const CHANNEL: &str = "frontrow_seats";
+/// Where an event's own facts changing is announced (payload: its id).
+pub const EVENTS_CHANNEL: &str = "frontrow_events";
 
 /// How many feed messages a slow viewer may fall behind before it is resent
 /// a full snapshot instead.
@@ -53,6 +56,8 @@ pub struct LayoutSeat {
     pub tier_index: usize,
     pub price_cents: i32,
     pub kind: SeatKind,
+    /// An aisle runs between this seat and the one before it in the row.
+    pub aisle_before: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -68,16 +73,21 @@ pub struct LayoutSection {
     pub rows: Vec<LayoutRow>,
 }
 
-/// An event and its seating plan.
-#[derive(Debug, Clone)]
+/// An event's seating plan (its facts, which staff may change, live apart).
+#[derive(Debug, Clone, Default)]
 pub struct EventLayout {
-    pub event: Event,
     pub seats: Vec<LayoutSeat>,
     pub sections: Vec<LayoutSection>,
     index: HashMap<String, usize>,
 }
 
 impl EventLayout {
+    /// Builds a layout from its sections (seats in layout order).
+    pub fn new(sections: Vec<LayoutSection>, seats: Vec<LayoutSeat>) -> Self {
+        let index = seats.iter().enumerate().map(|(i, s)| (s.seat_id.clone(), i)).collect();
+        Self { seats, sections, index }
+    }
+
     pub fn seat_index(&self, seat_id: &str) -> Option<usize> {
         self.index.get(seat_id).copied()
     }
@@ -88,7 +98,8 @@ impl EventLayout {
         format!("Section {section}, row {row}, seat {}", self.seats[index].number)
     }
 
-    fn position_of(&self, index: usize) -> (&str, &str) {
+    /// The section and row a seat is in.
+    pub fn position_of(&self, index: usize) -> (&str, &str) {
         for section in &self.sections {
             for row in &section.rows {
                 if row.seats.contains(&index) {
@@ -106,6 +117,8 @@ struct SeatCell {
     state: SeatState,
     version: i64,
     hold_expires_ms: Option<i64>,
+    /// Blocked by staff (kept while a counter sale holds it).
+    blocked: bool,
     /// The board's `seq` when this cell last changed.
     seq: u64,
 }
@@ -113,20 +126,23 @@ struct SeatCell {
 impl SeatCell {
     /// What the seat is now, for staff (fans see [`SeatStatus::for_fans`]).
     fn status(&self, now_ms: i64) -> SeatStatus {
+        let lapsed = self.hold_expires_ms.is_some_and(|t| t <= now_ms);
         match self.state {
             SeatState::Available => SeatStatus::Available,
-            // Lazy expiry, as in the hold predicate: a lapsed lease is free now.
-            SeatState::Held if self.hold_expires_ms.is_some_and(|t| t <= now_ms) => SeatStatus::Available,
+            SeatState::Blocked => SeatStatus::Blocked,
+            // Lazy expiry, as in the hold predicate: a lapsed lease is free
+            // now, or blocked again if it was a counter sale of a blocked seat.
+            SeatState::Held if lapsed && self.blocked => SeatStatus::Blocked,
+            SeatState::Held if lapsed => SeatStatus::Available,
             SeatState::Held | SeatState::PaymentPending => SeatStatus::Held,
             SeatState::Sold => SeatStatus::Sold,
-            SeatState::Blocked => SeatStatus::Blocked,
         }
     }
 }
 
 /// One changed seat as the trigger reports it.
 #[derive(Debug, Clone, Deserialize)]
-struct Change(String, i64, SeatState, Option<i64>);
+struct Change(String, i64, SeatState, Option<i64>, bool);
 
 #[derive(Debug, Deserialize)]
 struct Notification {
@@ -161,6 +177,8 @@ pub struct LiveEvent {
     event_id: Uuid,
     epoch: u32,
     layout: OnceCell<Arc<EventLayout>>,
+    /// The event's facts, re-read when staff change them.
+    facts: RwLock<Option<Arc<Event>>>,
     cells: RwLock<Cells>,
     feed: broadcast::Sender<FeedMessage>,
 }
@@ -168,6 +186,7 @@ pub struct LiveEvent {
 /// A consistent copy of an event's seat map at one moment.
 #[derive(Debug, Clone)]
 pub struct BoardSnapshot {
+    pub event: Arc<Event>,
     pub layout: Arc<EventLayout>,
     /// Aligned with `layout.seats`; as staff see them (fans see blocked
     /// seats as sold).
@@ -181,16 +200,16 @@ pub struct BoardSnapshot {
 
 impl BoardSnapshot {
     pub fn seats_available(&self) -> i64 {
-        self.statuses.iter().filter(|s| **s == SeatStatus::Available).count() as i64
+        self.count(SeatStatus::Available)
     }
 
-    /// How many seats are in each state, as staff count them.
+    /// How many seats are in this state, as staff count them.
     pub fn count(&self, status: SeatStatus) -> i64 {
         self.statuses.iter().filter(|s| **s == status).count() as i64
     }
 
     pub fn summary(&self) -> EventSummary {
-        crate::catalogue::summary(self.layout.event.clone(), self.layout.seats.len() as i64, self.seats_available(), self.taken_at)
+        crate::catalogue::summary((*self.event).clone(), self.layout.seats.len() as i64, self.seats_available(), self.taken_at)
     }
 
     pub fn detail(&self) -> EventDetail {
@@ -209,15 +228,16 @@ impl BoardSnapshot {
         }
     }
 
-    /// The contract's seat list as fans see it, optionally one section only.
-    pub fn seat_map(&self, section: Option<&str>) -> SeatMap {
+    /// The contract's seat list, optionally one section only, as fans see
+    /// it (`for_staff`: blocked seats as blocked).
+    pub fn seat_map(&self, section: Option<&str>, for_staff: bool) -> SeatMap {
         let l = &self.layout;
         let mut seats = Vec::new();
         for s in l.sections.iter().filter(|s| section.is_none_or(|name| name == s.name)) {
             for row in &s.rows {
                 for &i in &row.seats {
                     let seat = &l.seats[i];
-                    let tier = &l.event.tiers[seat.tier_index];
+                    let tier = &self.event.tiers[seat.tier_index];
                     seats.push(SeatView {
                         seat_id: seat.seat_id.clone(),
                         section: s.name.clone(),
@@ -225,20 +245,20 @@ impl BoardSnapshot {
                         number: seat.number,
                         tier: tier.tier.clone(),
                         price_cents: seat.price_cents,
-                        status: self.statuses[i].for_fans(),
+                        status: if for_staff { self.statuses[i] } else { self.statuses[i].for_fans() },
                         kind: seat.kind,
                     });
                 }
             }
         }
-        SeatMap { event_id: l.event.event_id, version: self.version, seats }
+        SeatMap { event_id: self.event.event_id, version: self.version, seats }
     }
 }
 
 impl LiveEvent {
     fn new(event_id: Uuid, epoch: u32) -> Self {
         let (feed, _) = broadcast::channel(FEED_CAPACITY);
-        Self { event_id, epoch, layout: OnceCell::new(), cells: RwLock::new(Cells::default()), feed }
+        Self { event_id, epoch, layout: OnceCell::new(), facts: RwLock::new(None), cells: RwLock::new(Cells::default()), feed }
     }
 
     pub fn event_id(&self) -> Uuid {
@@ -258,8 +278,18 @@ impl LiveEvent {
         self.layout.get()
     }
 
+    /// The event's facts as last read.
+    pub fn facts(&self) -> Option<Arc<Event>> {
+        self.facts.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn set_facts(&self, event: Event) {
+        *self.facts.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(event));
+    }
+
     pub fn snapshot(&self) -> Option<BoardSnapshot> {
         let layout = self.layout.get()?.clone();
+        let event = self.facts()?;
         let now = Utc::now();
         let now_ms = now.timestamp_millis();
         let cells = self.cells.read().unwrap_or_else(|e| e.into_inner());
@@ -268,6 +298,7 @@ impl LiveEvent {
             version: cells.version,
             epoch: self.epoch,
             seq: cells.seq,
+            event,
             layout,
             taken_at: now,
         })
@@ -332,7 +363,7 @@ impl LiveEvent {
     fn install(&self, layout: &Arc<EventLayout>, rows: Vec<(usize, SeatCell)>) {
         let mut cells = self.cells.write().unwrap_or_else(|e| e.into_inner());
         if cells.seats.len() != layout.seats.len() {
-            cells.seats = vec![SeatCell { state: SeatState::Available, version: 0, hold_expires_ms: None, seq: 0 }; layout.seats.len()];
+            cells.seats = vec![SeatCell { state: SeatState::Available, version: 0, hold_expires_ms: None, blocked: false, seq: 0 }; layout.seats.len()];
         }
         // A reload races the changes heard meanwhile: keep the newer of each.
         for (i, cell) in rows {
@@ -354,14 +385,14 @@ impl Cells {
     /// Takes `change` if it is newer than the seat's version; returns the
     /// seat, its status now and the version.
     fn merge(&mut self, layout: &EventLayout, change: Change, now_ms: i64) -> Option<(usize, SeatStatus, i64)> {
-        let Change(seat_id, version, state, hold_expires_ms) = change;
+        let Change(seat_id, version, state, hold_expires_ms, blocked) = change;
         let i = layout.seat_index(&seat_id)?;
         let seq = self.seq + 1;
         let cell = self.seats.get_mut(i)?;
         if version <= cell.version {
             return None;
         }
-        *cell = SeatCell { state, version, hold_expires_ms, seq };
+        *cell = SeatCell { state, version, hold_expires_ms, blocked, seq };
         let status = cell.status(now_ms);
         self.seq = seq;
         self.version = self.version.max(version);
@@ -383,13 +414,7 @@ pub struct SeatBoard {
 
 impl SeatBoard {
     pub fn new(pool: sqlx::PgPool) -> Self {
-        Self {
-            pool,
-            events: Mutex::new(HashMap::new()),
-            loads: AtomicU64::new(0),
-            epoch: rand::random(),
-            generation: AtomicU64::new(0),
-        }
+        Self { pool, events: Mutex::new(HashMap::new()), loads: AtomicU64::new(0), epoch: rand::random(), generation: AtomicU64::new(0) }
     }
 
     /// How many times an event's seats were read from the database (tests
@@ -430,8 +455,9 @@ impl SeatBoard {
         loop {
             let generation = self.generation.load(Ordering::Acquire);
             self.loads.fetch_add(1, Ordering::Relaxed);
-            let (layout, rows) = load_event(&self.pool, live.event_id).await?;
+            let (event, layout, rows) = load_event(&self.pool, live.event_id).await?;
             let layout = Arc::new(layout);
+            live.set_facts(event);
             live.install(&layout, rows);
             // The listener reconnected while we read: what we read may
             // predate changes nobody heard. Read again.
@@ -453,6 +479,16 @@ impl SeatBoard {
         }
     }
 
+    /// Re-reads an event's facts after staff changed them (a no-op for an
+    /// event this instance does not hold).
+    pub async fn refresh_facts(&self, event_id: Uuid) -> Result<()> {
+        let live = self.events.lock().unwrap_or_else(|e| e.into_inner()).get(&event_id).cloned();
+        if let Some(live) = live {
+            live.set_facts(crate::catalogue::load_event(&self.pool, event_id).await?);
+        }
+        Ok(())
+    }
+
     /// Reloads every loaded event from the database and tells its viewers to
     /// resynchronise: used after changes may have been missed.
     ///
@@ -464,7 +500,8 @@ impl SeatBoard {
         for live in events {
             // Still loading: that load notices the new generation and redoes itself.
             let Some(layout) = live.layout.get() else { continue };
-            let (_, rows) = load_event(&self.pool, live.event_id).await?;
+            let (event, _, rows) = load_event(&self.pool, live.event_id).await?;
+            live.set_facts(event);
             live.install(layout, rows);
             let _ = live.feed.send(FeedMessage::Resync);
         }
@@ -472,11 +509,12 @@ impl SeatBoard {
     }
 }
 
-async fn load_event(pool: &sqlx::PgPool, event_id: Uuid) -> Result<(EventLayout, Vec<(usize, SeatCell)>)> {
+async fn load_event(pool: &sqlx::PgPool, event_id: Uuid) -> Result<(Event, EventLayout, Vec<(usize, SeatCell)>)> {
     let event = crate::catalogue::load_event(pool, event_id).await?;
     let rows = sqlx::query!(
         r#"SELECT seat_id, section, row_label, number, tier, price_cents, state AS "state: SeatState", version,
-                  (extract(epoch FROM hold_expires_at) * 1000)::bigint AS hold_expires_ms
+                  (extract(epoch FROM hold_expires_at) * 1000)::bigint AS hold_expires_ms,
+                  blocked_reason IS NOT NULL AS "blocked!", kind AS "kind: SeatKind", aisle_before
            FROM seats WHERE event_id = $1
            ORDER BY position"#,
         event_id
@@ -488,7 +526,6 @@ async fn load_event(pool: &sqlx::PgPool, event_id: Uuid) -> Result<(EventLayout,
     let mut seats = Vec::with_capacity(rows.len());
     let mut cells = Vec::with_capacity(rows.len());
     let mut sections: Vec<LayoutSection> = Vec::new();
-    let mut index = HashMap::with_capacity(rows.len());
     for r in rows {
         let i = seats.len();
         // Seats come in layout order (position), so a section or row starts
@@ -501,35 +538,29 @@ async fn load_event(pool: &sqlx::PgPool, event_id: Uuid) -> Result<(EventLayout,
             section.rows.push(LayoutRow { label: r.row_label.clone(), seats: Vec::new() });
         }
         section.rows.last_mut().expect("pushed above").seats.push(i);
-        index.insert(r.seat_id.clone(), i);
         seats.push(LayoutSeat {
             seat_id: r.seat_id,
             number: r.number,
             tier_index: tier_index.get(r.tier.as_str()).copied().unwrap_or(0),
             price_cents: r.price_cents,
-            kind: SeatKind::Standard,
+            kind: r.kind,
+            aisle_before: r.aisle_before,
         });
-        cells.push((i, SeatCell { state: r.state, version: r.version, hold_expires_ms: r.hold_expires_ms, seq: 0 }));
+        cells.push((i, SeatCell { state: r.state, version: r.version, hold_expires_ms: r.hold_expires_ms, blocked: r.blocked, seq: 0 }));
     }
-    let layout = EventLayout {
-        event,
-        seats,
-        sections,
-        index,
-    };
-    Ok((layout, cells))
+    Ok((event, EventLayout::new(sections, seats), cells))
 }
 
-/// Listens for seat changes (and admission rounds) until `stop` completes, reconnecting after
-/// errors. Every (re)connection resynchronises the board, since changes made
-/// while nobody listened were not heard.
+/// Listens for seat changes, event changes and admission rounds until `stop`
+/// completes, reconnecting after errors. Every (re)connection resynchronises
+/// the board, since changes made while nobody listened were not heard.
 pub(crate) async fn listen(engine: &Engine, stop: impl Future<Output = ()>) {
     let (board, queue_feed) = (engine.board(), engine.queue_feed());
     tokio::pin!(stop);
     loop {
         let session = async {
             let mut listener = PgListener::connect_with(&board.pool).await?;
-            listener.listen_all([CHANNEL, crate::queue::CHANNEL]).await?;
+            listener.listen_all([CHANNEL, EVENTS_CHANNEL, crate::queue::CHANNEL]).await?;
             board.resync_all().await.map_err(|e| match e {
                 EngineError::Database(e) | EngineError::Unavailable(e) => e,
                 other => sqlx::Error::Protocol(other.to_string()),
@@ -538,6 +569,13 @@ pub(crate) async fn listen(engine: &Engine, stop: impl Future<Output = ()>) {
                 // `None`: the connection dropped and notifications may be lost.
                 match listener.try_recv().await? {
                     Some(n) if n.channel() == CHANNEL => board.apply_notification(n.payload()),
+                    Some(n) if n.channel() == EVENTS_CHANNEL => {
+                        if let Ok(event_id) = n.payload().parse() {
+                            if let Err(e) = board.refresh_facts(event_id).await {
+                                tracing::warn!(%event_id, error = %e, "could not re-read a changed event");
+                            }
+                        }
+                    }
                     // Admission rounds come every second; a missed one is
                     // made good by the next.
                     Some(n) => queue_feed.apply_notification(n.payload()),

@@ -14,9 +14,8 @@ use std::time::Duration;
 
 use uuid::Uuid;
 
-use crate::checkout::{
-    attempt_refund, mark_pending, pay, recorded_request, seats_reserved, settle_success, settle_unpaid, CheckoutOutcome, Unpaid,
-};
+use crate::checkout::{mark_pending, pay, recorded_request, seats_reserved, settle_success, settle_unpaid, CheckoutOutcome, Unpaid, CASH};
+use crate::refunds::attempt_refund;
 use crate::db::PaymentState;
 use crate::error::Result;
 use crate::payment::PaymentStatus;
@@ -62,36 +61,23 @@ async fn reconcile_once(engine: &Engine) -> Result<ReconcileStats> {
     let lease_secs = engine.settings().checkout_lease.as_secs_f64();
 
     // Unsettled payments whose checkout no live request is working on.
-    let candidates = sqlx::query!(
-        r#"SELECT pi.checkout_id, pi.provider_key, pi.provider_ref
+    let candidates = sqlx::query_scalar!(
+        r#"SELECT pi.checkout_id
            FROM payment_intents pi JOIN checkouts c USING (checkout_id)
            WHERE pi.settled_at IS NULL AND c.lease_until <= now()
            ORDER BY pi.updated_at LIMIT 200"#
     )
     .fetch_all(pool)
     .await?;
-
-    for candidate in candidates {
-        // Claim the checkout's lease so no request or other instance settles it too.
-        let claimed = sqlx::query_scalar!(
-            r#"UPDATE checkouts SET lease_until = now() + make_interval(secs => $2)
-                WHERE checkout_id = $1 AND lease_until <= now() RETURNING checkout_id"#,
-            candidate.checkout_id,
-            lease_secs
-        )
-        .fetch_optional(pool)
-        .await?;
-        if claimed.is_none() {
-            continue;
-        }
-        let result = settle_one(engine, candidate.checkout_id, &candidate.provider_key, candidate.provider_ref.as_deref(), &mut stats).await;
-        sqlx::query!("UPDATE checkouts SET lease_until = now() WHERE checkout_id = $1", candidate.checkout_id)
-            .execute(pool)
-            .await?;
-        if let Err(e) = result {
-            tracing::warn!(checkout_id = %candidate.checkout_id, error = %e, "reconciling checkout failed; will retry");
+    for checkout_id in candidates {
+        if let Err(e) = settle_claimed(engine, checkout_id, lease_secs, &mut stats).await {
+            tracing::warn!(%checkout_id, error = %e, "reconciling checkout failed; will retry");
         }
     }
+
+    // Bookings of cancelled events not refunded yet (a cancel cut short, or
+    // a sale that completed just after the cancel).
+    stats.refunded += engine.refund_cancelled_events().await?;
 
     // Refunds the provider has not confirmed yet.
     let refunds = sqlx::query_scalar!(
@@ -122,6 +108,37 @@ async fn reconcile_once(engine: &Engine) -> Result<ReconcileStats> {
     .await?;
     stats.failed += abandoned.len() as u32;
     Ok(stats)
+}
+
+/// Settles one checkout now if nothing else is working on it (a request,
+/// another instance): asks the provider, then books, refunds or waits.
+pub(crate) async fn settle_now(engine: &Engine, checkout_id: Uuid) -> Result<()> {
+    let lease_secs = engine.settings().checkout_lease.as_secs_f64();
+    settle_claimed(engine, checkout_id, lease_secs, &mut ReconcileStats::default()).await
+}
+
+async fn settle_claimed(engine: &Engine, checkout_id: Uuid, lease_secs: f64, stats: &mut ReconcileStats) -> Result<()> {
+    let pool = engine.pool();
+    // Claim the checkout's lease so no request or other instance settles it too.
+    let claimed = sqlx::query!(
+        r#"UPDATE checkouts c SET lease_until = now() + make_interval(secs => $2)
+             FROM payment_intents pi
+            WHERE c.checkout_id = $1 AND pi.checkout_id = c.checkout_id AND c.lease_until <= now() AND pi.settled_at IS NULL
+        RETURNING pi.provider, pi.provider_key, pi.provider_ref"#,
+        checkout_id,
+        lease_secs
+    )
+    .fetch_optional(pool)
+    .await?;
+    let Some(payment) = claimed else { return Ok(()) };
+    let result = if payment.provider == CASH {
+        // Cash changed hands when the intent was recorded.
+        settle_success(engine, checkout_id, &format!("cash-{checkout_id}")).await.map(|o| stats.count(&o))
+    } else {
+        settle_one(engine, checkout_id, &payment.provider_key, payment.provider_ref.as_deref(), stats).await
+    };
+    sqlx::query!("UPDATE checkouts SET lease_until = now() WHERE checkout_id = $1", checkout_id).execute(pool).await?;
+    result
 }
 
 async fn settle_one(

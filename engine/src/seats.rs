@@ -3,17 +3,21 @@
 //!
 //! ```text
 //!   available ──claim──▶ held ──reserve_for_payment──▶ payment_pending ──sell──▶ sold
-//!       ▲  ▲               │                               │   │
-//!       │  └───release─────┘◀────────return_to_hold────────┘   │
-//!       │  └───reap (lease lapsed)                              │
-//!       └──────────────release_unpaid (payment deadline) ───────┘
+//!    ▲  ▲  ▲              │  │                              │   │                 │
+//!    │  │  └──release─────┘  └◀──────return_to_hold─────────┘   │                 │
+//!    │  └──reap (lease lapsed), staff_release                    │                 │
+//!    └─────────release_unpaid (payment deadline) ─────────────────┘                 │
+//!    └─────────free_sold (refund, cancellation) ───────────────────────────────────┘
+//!   available ◀──block / unblock──▶ blocked ──claim (counter)──▶ held …
 //! ```
 //!
 //! Each transition is one conditional UPDATE whose predicate is the whole
 //! rule (the state it comes from, the hold's current fencing token, the
 //! lease), so two callers racing for a seat cannot both win: the loser's
-//! UPDATE matches no row. Callers run these inside their own short
-//! transactions; nothing here holds a lock across requests.
+//! UPDATE matches no row. A blocked seat keeps its reason while a counter
+//! sale holds it, so every way back from a hold returns it to blocked, not
+//! to sale. Callers run these inside their own short transactions; nothing
+//! here holds a lock across requests.
 
 use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
@@ -21,6 +25,14 @@ use uuid::Uuid;
 
 use crate::error::Result;
 use crate::tokens::token_tag;
+
+/// Who is claiming seats: a fan online, or staff at the box office (who may
+/// also take blocked seats).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Claimant {
+    Fan,
+    Counter,
+}
 
 /// A seat a hold just claimed.
 pub(crate) struct ClaimedSeat {
@@ -30,8 +42,10 @@ pub(crate) struct ClaimedSeat {
 }
 
 /// available, or held with a lapsed lease (lazy expiry) → held by `hold_id`
-/// under `token` for `ttl_seconds`. Returns the seats it could claim; the
-/// caller rolls back unless it got all of them.
+/// under `token` for `ttl_seconds`; at the counter, blocked seats too (a
+/// lapsed hold on a blocked seat stays blocked to fans). Returns the seats
+/// it could claim; the caller rolls back unless it got all of them.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn claim(
     conn: &mut PgConnection,
     event_id: Uuid,
@@ -40,6 +54,7 @@ pub(crate) async fn claim(
     token: &str,
     holder: Uuid,
     ttl_seconds: i32,
+    claimant: Claimant,
 ) -> Result<Vec<ClaimedSeat>> {
     Ok(sqlx::query_as!(
         ClaimedSeat,
@@ -51,11 +66,15 @@ pub(crate) async fn claim(
                  FROM seats prior
                 WHERE s.event_id = $1 AND s.seat_id = ANY($2::text[])
                   AND prior.event_id = s.event_id AND prior.seat_id = s.seat_id
-                  AND (s.state = 'available' OR (s.state = 'held' AND s.hold_expires_at <= now()))
+                  AND (s.state = 'available'
+                       OR (s.state = 'held' AND s.hold_expires_at <= now() AND (s.blocked_reason IS NULL OR $8))
+                       OR (s.state = 'blocked' AND $8))
             RETURNING s.seat_id, s.price_cents, s.version, s.hold_expires_at, prior.state AS prior_state
            ), logged AS (
                INSERT INTO seat_events (event_id, seat_id, version, from_state, to_state, hold_id, token_tag, actor_id, reason)
-               SELECT $1, seat_id, version, prior_state, 'held', $3, $7, $5, 'hold' FROM claimed
+               SELECT $1, seat_id, version, prior_state, 'held', $3, $7, $5,
+                      CASE WHEN $8 THEN 'counter_hold'::seat_change_reason ELSE 'hold' END
+               FROM claimed
            )
            SELECT seat_id AS "seat_id!", price_cents AS "price_cents!", hold_expires_at AS "expires_at!: DateTime<Utc>"
            FROM claimed"#,
@@ -66,23 +85,26 @@ pub(crate) async fn claim(
         holder,
         ttl_seconds,
         token_tag(token),
+        claimant == Claimant::Counter,
     )
     .fetch_all(conn)
     .await?)
 }
 
-/// held (lease live, current token) → available: the fan let the seats go.
+/// held (lease live, current token) → free (available, or blocked again):
+/// the holder let the seats go.
 pub(crate) async fn release(conn: &mut PgConnection, hold_id: Uuid, token: &str, actor: Uuid) -> Result<i64> {
     Ok(sqlx::query_scalar!(
         r#"WITH freed AS (
                UPDATE seats
-                  SET state = 'available', hold_id = NULL, hold_token = NULL, holder_id = NULL,
+                  SET state = CASE WHEN blocked_reason IS NULL THEN 'available'::seat_state ELSE 'blocked' END,
+                      hold_id = NULL, hold_token = NULL, holder_id = NULL,
                       hold_expires_at = NULL, version = nextval('seat_version_seq')
                 WHERE hold_id = $1 AND hold_token = $2 AND state = 'held' AND hold_expires_at > now()
-            RETURNING event_id, seat_id, version
+            RETURNING event_id, seat_id, version, state
            ), logged AS (
                INSERT INTO seat_events (event_id, seat_id, version, from_state, to_state, hold_id, token_tag, actor_id, reason)
-               SELECT event_id, seat_id, version, 'held', 'available', $1, $3, $4, 'release' FROM freed
+               SELECT event_id, seat_id, version, 'held', state, $1, $3, $4, 'release' FROM freed
            )
            SELECT count(*) AS "n!" FROM freed"#,
         hold_id,
@@ -91,6 +113,32 @@ pub(crate) async fn release(conn: &mut PgConnection, hold_id: Uuid, token: &str,
         actor,
     )
     .fetch_one(conn)
+    .await?)
+}
+
+/// held (any token, lease live or not) → free, by staff, for a hold stuck
+/// on a seat. A hold whose payment is in flight is left to reconciliation.
+pub(crate) async fn staff_release(conn: &mut PgConnection, hold_id: Uuid, actor: Uuid) -> Result<Vec<String>> {
+    Ok(sqlx::query_scalar!(
+        r#"WITH freed AS (
+               UPDATE seats s
+                  SET state = CASE WHEN s.blocked_reason IS NULL THEN 'available'::seat_state ELSE 'blocked' END,
+                      hold_id = NULL, hold_token = NULL, holder_id = NULL,
+                      hold_expires_at = NULL, version = nextval('seat_version_seq')
+                 FROM seats prior
+                WHERE s.hold_id = $1 AND s.state = 'held' AND prior.event_id = s.event_id AND prior.seat_id = s.seat_id
+            RETURNING s.event_id, s.seat_id, s.version, s.state, prior.hold_token
+           ), logged AS (
+               INSERT INTO seat_events (event_id, seat_id, version, from_state, to_state, hold_id, token_tag, actor_id, reason)
+               SELECT event_id, seat_id, version, 'held', state, $1,
+                      substr(encode(sha256(convert_to(hold_token, 'UTF8')), 'hex'), 1, 12), $2, 'staff_release'
+               FROM freed
+           )
+           SELECT seat_id AS "seat_id!" FROM freed ORDER BY seat_id"#,
+        hold_id,
+        actor,
+    )
+    .fetch_all(conn)
     .await?)
 }
 
@@ -118,15 +166,20 @@ pub(crate) async fn reserve_for_payment(conn: &mut PgConnection, hold_id: Uuid, 
     .await?)
 }
 
-/// payment_pending (current token) → sold to `booking_id`. Returns the
-/// seats sold, in seat order.
+pub(crate) struct SoldSeat {
+    pub seat_id: String,
+    pub price_cents: i32,
+}
+
+/// payment_pending (current token) → sold to `booking_id` (a block the
+/// seat had is used up). Returns the seats sold, in seat order.
 pub(crate) async fn sell(conn: &mut PgConnection, hold_id: Uuid, token: &str, booking_id: Uuid, buyer: Uuid) -> Result<Vec<SoldSeat>> {
     Ok(sqlx::query_as!(
         SoldSeat,
         r#"WITH sold AS (
                UPDATE seats
                   SET state = 'sold', booking_id = $3, hold_id = NULL, hold_token = NULL, holder_id = NULL,
-                      hold_expires_at = NULL, version = nextval('seat_version_seq')
+                      hold_expires_at = NULL, blocked_reason = NULL, version = nextval('seat_version_seq')
                 WHERE hold_id = $1 AND hold_token = $2 AND state = 'payment_pending'
             RETURNING event_id, seat_id, version, price_cents
            ), logged AS (
@@ -144,13 +197,8 @@ pub(crate) async fn sell(conn: &mut PgConnection, hold_id: Uuid, token: &str, bo
     .await?)
 }
 
-pub(crate) struct SoldSeat {
-    pub seat_id: String,
-    pub price_cents: i32,
-}
-
 /// payment_pending (current token) → held again until the hold's own
-/// expiry: nothing was charged, so the fan may try another card.
+/// expiry: nothing was charged, so the buyer may try another card.
 pub(crate) async fn return_to_hold(conn: &mut PgConnection, hold_id: Uuid, token: &str) -> Result<u64> {
     Ok(sqlx::query!(
         r#"WITH back AS (
@@ -171,20 +219,21 @@ pub(crate) async fn return_to_hold(conn: &mut PgConnection, hold_id: Uuid, token
     .rows_affected())
 }
 
-/// payment_pending past its deadline (current token) → available: the
-/// payment's outcome is still unknown, and the seats go back on sale (a
-/// late capture is refunded).
+/// payment_pending past its deadline (current token) → free: the payment's
+/// outcome is still unknown, and the seats go back on sale (a late capture
+/// is refunded).
 pub(crate) async fn release_unpaid(conn: &mut PgConnection, hold_id: Uuid, token: &str) -> Result<i64> {
     Ok(sqlx::query_scalar!(
         r#"WITH freed AS (
                UPDATE seats
-                  SET state = 'available', hold_id = NULL, hold_token = NULL, holder_id = NULL,
+                  SET state = CASE WHEN blocked_reason IS NULL THEN 'available'::seat_state ELSE 'blocked' END,
+                      hold_id = NULL, hold_token = NULL, holder_id = NULL,
                       hold_expires_at = NULL, version = nextval('seat_version_seq')
                 WHERE hold_id = $1 AND hold_token = $2 AND state = 'payment_pending' AND hold_expires_at <= now()
-            RETURNING event_id, seat_id, version
+            RETURNING event_id, seat_id, version, state
            ), logged AS (
                INSERT INTO seat_events (event_id, seat_id, version, from_state, to_state, hold_id, token_tag, reason)
-               SELECT event_id, seat_id, version, 'payment_pending', 'available', $1, $3, 'payment_deadline' FROM freed
+               SELECT event_id, seat_id, version, 'payment_pending', state, $1, $3, 'payment_deadline' FROM freed
            )
            SELECT count(*) AS "n!" FROM freed"#,
         hold_id,
@@ -195,9 +244,9 @@ pub(crate) async fn release_unpaid(conn: &mut PgConnection, hold_id: Uuid, token
     .await?)
 }
 
-/// held with a lapsed lease → available, at most `batch` seats of the
-/// event, and their holds marked expired. Re-checks the lapse in the UPDATE,
-/// so it never frees a seat that lazy expiry just handed to someone else.
+/// held with a lapsed lease → free, at most `batch` seats of the event, and
+/// their holds marked expired. Re-checks the lapse in the UPDATE, so it
+/// never frees a seat that lazy expiry just handed to someone else.
 pub(crate) async fn reap(conn: &mut PgConnection, event_id: Uuid, batch: i64) -> Result<i64> {
     Ok(sqlx::query_scalar!(
         r#"WITH lapsed AS (
@@ -208,15 +257,16 @@ pub(crate) async fn reap(conn: &mut PgConnection, event_id: Uuid, batch: i64) ->
                   FOR UPDATE SKIP LOCKED
            ), freed AS (
                UPDATE seats s
-                  SET state = 'available', hold_id = NULL, hold_token = NULL, holder_id = NULL,
+                  SET state = CASE WHEN s.blocked_reason IS NULL THEN 'available'::seat_state ELSE 'blocked' END,
+                      hold_id = NULL, hold_token = NULL, holder_id = NULL,
                       hold_expires_at = NULL, version = nextval('seat_version_seq')
                  FROM lapsed l
                 WHERE s.event_id = $1 AND s.seat_id = l.seat_id
                   AND s.state = 'held' AND s.hold_expires_at <= now()
-            RETURNING s.seat_id, s.version, l.hold_id, l.hold_token
+            RETURNING s.seat_id, s.version, s.state, l.hold_id, l.hold_token
            ), logged AS (
                INSERT INTO seat_events (event_id, seat_id, version, from_state, to_state, hold_id, token_tag, reason)
-               SELECT $1, seat_id, version, 'held', 'available', hold_id,
+               SELECT $1, seat_id, version, 'held', state, hold_id,
                       substr(encode(sha256(convert_to(hold_token, 'UTF8')), 'hex'), 1, 12), 'expired'
                FROM freed
            ), ended AS (
@@ -228,6 +278,82 @@ pub(crate) async fn reap(conn: &mut PgConnection, event_id: Uuid, batch: i64) ->
         batch
     )
     .fetch_one(conn)
+    .await?)
+}
+
+/// available → blocked with `reason`, all of `seat_ids` or none (the caller
+/// rolls back on a shortfall). Returns the seats blocked.
+pub(crate) async fn block(conn: &mut PgConnection, event_id: Uuid, seat_ids: &[String], reason: &str, actor: Uuid) -> Result<Vec<String>> {
+    Ok(sqlx::query_scalar!(
+        r#"WITH blocked AS (
+               UPDATE seats
+                  SET state = 'blocked', blocked_reason = $3, version = nextval('seat_version_seq')
+                WHERE event_id = $1 AND seat_id = ANY($2::text[]) AND state = 'available'
+            RETURNING seat_id, version
+           ), logged AS (
+               INSERT INTO seat_events (event_id, seat_id, version, from_state, to_state, actor_id, reason)
+               SELECT $1, seat_id, version, 'available', 'blocked', $4, 'block' FROM blocked
+           )
+           SELECT seat_id AS "seat_id!" FROM blocked ORDER BY seat_id"#,
+        event_id,
+        seat_ids,
+        reason,
+        actor,
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
+/// blocked → available, all of `seat_ids` or none (the caller rolls back
+/// on a shortfall). Returns the seats released.
+pub(crate) async fn unblock(conn: &mut PgConnection, event_id: Uuid, seat_ids: &[String], actor: Uuid) -> Result<Vec<String>> {
+    Ok(sqlx::query_scalar!(
+        r#"WITH freed AS (
+               UPDATE seats
+                  SET state = 'available', blocked_reason = NULL, version = nextval('seat_version_seq')
+                WHERE event_id = $1 AND seat_id = ANY($2::text[]) AND state = 'blocked'
+            RETURNING seat_id, version
+           ), logged AS (
+               INSERT INTO seat_events (event_id, seat_id, version, from_state, to_state, actor_id, reason)
+               SELECT $1, seat_id, version, 'blocked', 'available', $3, 'unblock' FROM freed
+           )
+           SELECT seat_id AS "seat_id!" FROM freed ORDER BY seat_id"#,
+        event_id,
+        seat_ids,
+        actor,
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
+/// Why a sold seat is given back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unsold {
+    Refund,
+    Cancel,
+}
+
+/// sold (to `booking_id`) → available: its ticket was refunded, or the
+/// event cancelled. Returns the seats freed.
+pub(crate) async fn free_sold(conn: &mut PgConnection, booking_id: Uuid, seat_ids: &[String], actor: Option<Uuid>, why: Unsold) -> Result<Vec<String>> {
+    Ok(sqlx::query_scalar!(
+        r#"WITH freed AS (
+               UPDATE seats
+                  SET state = 'available', booking_id = NULL, version = nextval('seat_version_seq')
+                WHERE booking_id = $1 AND seat_id = ANY($2::text[]) AND state = 'sold'
+            RETURNING event_id, seat_id, version
+           ), logged AS (
+               INSERT INTO seat_events (event_id, seat_id, version, from_state, to_state, actor_id, reason)
+               SELECT event_id, seat_id, version, 'sold', 'available', $3,
+                      CASE WHEN $4 THEN 'cancel'::seat_change_reason ELSE 'refund' END FROM freed
+           )
+           SELECT seat_id AS "seat_id!" FROM freed ORDER BY seat_id"#,
+        booking_id,
+        seat_ids,
+        actor,
+        why == Unsold::Cancel,
+    )
+    .fetch_all(conn)
     .await?)
 }
 
@@ -246,6 +372,18 @@ pub(crate) async fn in_payment(conn: &mut PgConnection, hold_id: Uuid, token: &s
            FROM seats WHERE hold_id = $1 AND hold_token = $2 AND state = 'payment_pending'"#,
         hold_id,
         token
+    )
+    .fetch_one(conn)
+    .await?;
+    Ok((r.waiting, r.overdue))
+}
+
+/// How many of a hold's seats wait for a payment, whatever the token.
+pub(crate) async fn in_payment_by_hold(conn: &mut PgConnection, hold_id: Uuid) -> Result<(i64, i64)> {
+    let r = sqlx::query!(
+        r#"SELECT count(*) AS "waiting!", count(*) FILTER (WHERE hold_expires_at <= now()) AS "overdue!"
+           FROM seats WHERE hold_id = $1 AND state = 'payment_pending'"#,
+        hold_id
     )
     .fetch_one(conn)
     .await?;

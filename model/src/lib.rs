@@ -5,6 +5,7 @@
 //! so the same definitions build for the server and for the browser: there
 //! is one `Hold`, one error type and one live frame, not a copy on each side.
 
+pub mod box_office;
 pub mod error;
 pub mod event;
 pub mod ids;
@@ -13,6 +14,7 @@ pub mod order;
 pub mod queue;
 pub mod user;
 
+pub use box_office::*;
 pub use error::{AppError, ErrorKind};
 pub use event::*;
 pub use ids::*;

@@ -120,6 +120,10 @@ pub struct ServeArgs {
     /// still happens at most once a second per event).
     #[arg(long, env = "FRONTROW_ADMISSION_INTERVAL_MS", default_value_t = 500)]
     pub admission_interval_ms: u64,
+    /// Where the built-in mailer appends the messages it would send (one
+    /// JSON line each); they are logged either way.
+    #[arg(long, env = "FRONTROW_MAIL_OUTBOX")]
+    pub mail_outbox: Option<PathBuf>,
     /// Test-only fault injection: `abort_after_checkout_commit` kills the
     /// process after a sale is committed and before the reply is sent.
     #[arg(long, env = "FRONTROW_FAILPOINT", hide = true)]
@@ -140,6 +144,15 @@ impl ServeArgs {
     pub fn checkout_wait(&self) -> Duration {
         Duration::from_millis(self.checkout_wait_ms)
     }
+    /// Where fans reach this site (links in email): the public URL, or the
+    /// listen address.
+    pub fn site_url(&self) -> String {
+        match &self.public_url {
+            Some(url) => url.trim_end_matches('/').to_owned(),
+            None => format!("http://{}", self.addr),
+        }
+    }
+
     pub fn secure_cookies(&self) -> bool {
         self.public_url.as_deref().is_some_and(|u| u.starts_with("https://"))
     }

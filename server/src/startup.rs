@@ -110,7 +110,8 @@ pub fn engine(settings: &ServeArgs, pool: PgPool) -> Result<Engine> {
         ..EngineSettings::default()
     };
     let provider = payment_provider(settings, &pool)?;
-    Ok(Engine::new(pool, provider, engine_settings))
+    let mailer = Arc::new(frontrow_engine::mail::FileMailer::new(settings.mail_outbox.clone()));
+    Ok(Engine::new(pool, provider, mailer, engine_settings))
 }
 
 pub struct Application {

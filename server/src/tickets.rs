@@ -50,9 +50,9 @@ pub async fn print_tickets(State(state): State<AppState>, session: Session, Path
     let layout = &board.layout;
     let page = TicketsPage {
         booking_id: booking.booking_id.to_string(),
-        event_name: layout.event.name.clone(),
-        venue: layout.event.venue.clone(),
-        starts_at: layout.event.starts_at.format("%A %e %B %Y, %H:%M UTC").to_string(),
+        event_name: board.event.name.clone(),
+        venue: board.event.venue.clone(),
+        starts_at: board.event.starts_at.format("%A %e %B %Y, %H:%M UTC").to_string(),
         holder: user.name,
         tickets: booking
             .tickets

@@ -38,7 +38,7 @@ pub async fn page(State(state): State<AppState>, session: Session, Path(event_id
         Ok(false) => return Redirect::to(&format!("/events/{event_id}")).into_response(),
         Err(e) => return failure(e),
     }
-    let event = &board.layout.event;
+    let event = &board.event;
     if !event.published {
         return not_found();
     }
@@ -73,6 +73,6 @@ pub async fn controls(State(state): State<AppState>, session: Session, Path(even
         Err(EngineError::NotFound) => return not_found(),
         Err(e) => return failure(e),
     };
-    let page = ControlsPage { event_id: event_id.to_string(), event_name: board.layout.event.name.clone() };
+    let page = ControlsPage { event_id: event_id.to_string(), event_name: board.event.name.clone() };
     render(&page)
 }

@@ -125,21 +125,35 @@ impl PaymentProvider for SimulatedProvider {
         self.retrieve_payment(provider_ref).await
     }
 
-    async fn refund(&self, provider_ref: &str, amount_cents: i64, _idempotency_key: &str) -> Result<ProviderRefund, ProviderError> {
-        // Refunding the full amount twice leaves it refunded once.
-        let row = sqlx::query!(
-            r#"UPDATE sim_provider_payments SET refunded_cents = amount_cents
-                WHERE provider_ref = $1 AND status = 'succeeded' AND amount_cents = $2
-            RETURNING provider_ref"#,
+    async fn refund(&self, provider_ref: &str, amount_cents: i64, idempotency_key: &str) -> Result<ProviderRefund, ProviderError> {
+        // Idempotent by key: a refund asked for again is the same refund.
+        // Partial refunds add up to at most what was captured.
+        let mut tx = self.pool.begin().await.map_err(unreachable)?;
+        let new = sqlx::query_scalar!(
+            r#"INSERT INTO sim_provider_refunds (idempotency_key, provider_ref, amount_cents) VALUES ($1, $2, $3)
+               ON CONFLICT (idempotency_key) DO NOTHING RETURNING idempotency_key"#,
+            idempotency_key,
             provider_ref,
             amount_cents
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *tx)
         .await
         .map_err(unreachable)?;
-        match row {
-            Some(_) => Ok(ProviderRefund { provider_ref: format!("re_{provider_ref}"), status: RefundStatus::Succeeded }),
-            None => Err(ProviderError::Rejected(format!("no captured payment {provider_ref} of {amount_cents}"))),
+        if new.is_some() {
+            let taken = sqlx::query!(
+                r#"UPDATE sim_provider_payments SET refunded_cents = refunded_cents + $2
+                    WHERE provider_ref = $1 AND status = 'succeeded' AND refunded_cents + $2 <= amount_cents"#,
+                provider_ref,
+                amount_cents
+            )
+            .execute(&mut *tx)
+            .await
+            .map_err(unreachable)?;
+            if taken.rows_affected() == 0 {
+                return Err(ProviderError::Rejected(format!("no captured payment {provider_ref} with {amount_cents} left to refund")));
+            }
         }
+        tx.commit().await.map_err(unreachable)?;
+        Ok(ProviderRefund { provider_ref: format!("re_{idempotency_key}"), status: RefundStatus::Succeeded })
     }
 }

@@ -31,7 +31,7 @@ pub async fn list_events(State(state): State<AppState>) -> ApiResult<Json<EventL
 /// per request); unpublished events are unknown to fans.
 async fn published(state: &AppState, event_id: uuid::Uuid) -> ApiResult<frontrow_engine::live::BoardSnapshot> {
     let board = state.engine.board().snapshot(event_id).await?;
-    if !board.layout.event.published {
+    if !board.event.published {
         return Err(AppError::not_found());
     }
     Ok(board)
@@ -49,5 +49,5 @@ pub async fn seats(State(state): State<AppState>, IdPath(event_id): IdPath, ApiQ
     if q.section.as_deref().is_some_and(|s| s.len() > frontrow_engine::catalogue::MAX_LABEL_LEN) {
         return Err(AppError::invalid("section is at most 16 characters"));
     }
-    Ok(Json(published(&state, event_id).await?.seat_map(q.section.as_deref())))
+    Ok(Json(published(&state, event_id).await?.seat_map(q.section.as_deref(), false)))
 }

@@ -138,3 +138,22 @@ where
         Ok(Self(user))
     }
 }
+
+/// A signed-in admin (only admins manage staff accounts).
+pub struct AdminUser(pub User);
+
+impl<S> FromRequestParts<S> for AdminUser
+where
+    S: Send + Sync,
+    AppState: FromRef<S>,
+{
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let CurrentUser(user) = CurrentUser::from_request_parts(parts, state).await?;
+        if user.role != frontrow_model::Role::Admin {
+            return Err(AppError::forbidden());
+        }
+        Ok(Self(user))
+    }
+}

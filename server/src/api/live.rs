@@ -40,7 +40,7 @@ pub async fn live(
 ) -> ApiResult<Response> {
     // Unknown events are refused before the upgrade, as a plain 404.
     let event = state.engine.board().event(event_id).await?;
-    if event.layout().is_some_and(|l| !l.event.published) {
+    if event.facts().is_some_and(|e| !e.published) {
         return Err(AppError::not_found());
     }
     let since = query.epoch.zip(query.since);

@@ -39,7 +39,12 @@ pub const SESSION_COOKIE: &str = "frontrow_session";
         auth::signup, auth::login, auth::logout, auth::me, auth::my_bookings,
         catalogue::list_events, catalogue::event_detail, catalogue::seats, live::live,
         holds::create_hold, holds::hold_best, holds::get_hold, holds::release_hold, holds::checkout, holds::get_checkout, holds::get_booking,
-        admin::create_event, admin::audit_event, queue::join, queue::status, queue::stats, queue::configure,
+        admin::create_event, admin::list_events, admin::update_event, admin::cancel_event, admin::audit_event, admin::event_stats,
+        admin::block_seats, admin::unblock_seats, admin::release_hold, admin::counter_sale, admin::find_bookings,
+        admin::refund_booking, admin::resend_tickets, admin::check_in, admin::payments, admin::settle_payment,
+        admin::change_log, admin::change_log_csv, admin::sales_csv, admin::sales_summary_csv,
+        admin::list_layouts, admin::save_layout, admin::get_layout, admin::list_users, admin::create_user, admin::change_user,
+        queue::join, queue::status, queue::stats, queue::configure,
         ops::healthz, ops::readyz, ops::metrics,
     ),
     components(schemas(AppError)),
@@ -131,8 +136,28 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/api/v1/holds/{hold_id}", get(holds::get_hold).delete(holds::release_hold))
         .route("/api/v1/checkouts/{checkout_id}", get(holds::get_checkout))
         .route("/api/v1/bookings/{booking_id}", get(holds::get_booking))
-        .route("/api/v1/admin/events", post(admin::create_event))
+        .route("/api/v1/admin/events", post(admin::create_event).get(admin::list_events))
+        .route("/api/v1/admin/events/{event_id}", axum::routing::patch(admin::update_event))
+        .route("/api/v1/admin/events/{event_id}/cancel", post(admin::cancel_event))
         .route("/api/v1/admin/events/{event_id}/audit", get(admin::audit_event))
+        .route("/api/v1/admin/events/{event_id}/stats", get(admin::event_stats))
+        .route("/api/v1/admin/events/{event_id}/blocks", post(admin::block_seats).delete(admin::unblock_seats))
+        .route("/api/v1/admin/events/{event_id}/counter-sales", post(admin::counter_sale))
+        .route("/api/v1/admin/events/{event_id}/log", get(admin::change_log))
+        .route("/api/v1/admin/events/{event_id}/log.csv", get(admin::change_log_csv))
+        .route("/api/v1/admin/events/{event_id}/sales.csv", get(admin::sales_csv))
+        .route("/api/v1/admin/events/{event_id}/sales-summary.csv", get(admin::sales_summary_csv))
+        .route("/api/v1/admin/holds/{hold_id}/release", post(admin::release_hold))
+        .route("/api/v1/admin/bookings", get(admin::find_bookings))
+        .route("/api/v1/admin/bookings/{booking_id}/refund", post(admin::refund_booking))
+        .route("/api/v1/admin/bookings/{booking_id}/resend", post(admin::resend_tickets))
+        .route("/api/v1/admin/checkins", post(admin::check_in))
+        .route("/api/v1/admin/payments", get(admin::payments))
+        .route("/api/v1/admin/payments/{payment_id}/settle", post(admin::settle_payment))
+        .route("/api/v1/admin/layouts", get(admin::list_layouts).post(admin::save_layout))
+        .route("/api/v1/admin/layouts/{layout_id}", get(admin::get_layout))
+        .route("/api/v1/admin/users", get(admin::list_users).post(admin::create_user))
+        .route("/api/v1/admin/users/{user_id}", axum::routing::patch(admin::change_user))
         .route("/api/v1/admin/events/{event_id}/waiting-room", get(queue::stats).patch(queue::configure))
         .route("/api/openapi.json", get(openapi_json))
         .route("/api/{*rest}", axum::routing::any(|| async { AppError::not_found() }))

@@ -1,0 +1,52 @@
+//! Sending email (tickets, sign-in codes) through a pluggable mailer. The
+//! default writes each message to the log and appends it to a file, where
+//! tests and operators read it; a deployment plugs in SMTP.
+
+use std::path::PathBuf;
+
+use async_trait::async_trait;
+use serde::Serialize;
+
+use crate::error::{EngineError, Result};
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Mail {
+    pub to: String,
+    pub subject: String,
+    pub body: String,
+}
+
+#[async_trait]
+pub trait Mailer: Send + Sync + 'static {
+    async fn send(&self, mail: &Mail) -> Result<()>;
+}
+
+/// Logs every message and appends it, one JSON line each, to `outbox`.
+pub struct FileMailer {
+    outbox: Option<PathBuf>,
+}
+
+impl FileMailer {
+    pub fn new(outbox: Option<PathBuf>) -> Self {
+        Self { outbox }
+    }
+}
+
+#[async_trait]
+impl Mailer for FileMailer {
+    async fn send(&self, mail: &Mail) -> Result<()> {
+        tracing::info!(to = %mail.to, subject = %mail.subject, "mail (not sent: the file mailer keeps it)");
+        let Some(path) = &self.outbox else { return Ok(()) };
+        let mut line = serde_json::to_string(mail).map_err(|e| EngineError::Internal(format!("encoding a mail: {e}")))?;
+        line.push('\n');
+        use tokio::io::AsyncWriteExt;
+        let mut file = tokio::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .await
+            .map_err(|e| EngineError::Internal(format!("opening the outbox {}: {e}", path.display())))?;
+        file.write_all(line.as_bytes()).await.map_err(|e| EngineError::Internal(format!("writing the outbox: {e}")))?;
+        Ok(())
+    }
+}

@@ -1,0 +1,326 @@
+//! What the box office sends and reads: event changes, blocks, counter
+//! sales, refunds, check-ins, live figures, payments to settle, layouts and
+//! staff accounts.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::event::{EventStatus, NewSection};
+use crate::ids::{PaymentToken, SeatId};
+use crate::order::{BookingStatus, Channel};
+use crate::user::Role;
+
+/// `PATCH /admin/events/{id}`: a field left out stays as it is.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct EventChanges {
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200))]
+    pub name: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200))]
+    pub venue: Option<String>,
+    pub starts_at: Option<DateTime<Utc>>,
+    pub sale_opens_at: Option<DateTime<Utc>>,
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 3600))]
+    pub hold_ttl_seconds: Option<i32>,
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 50))]
+    pub max_seats_per_order: Option<i32>,
+    pub published: Option<bool>,
+}
+
+/// An event in the box office's list, with its seats counted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct StaffEventLine {
+    pub event_id: Uuid,
+    pub name: String,
+    pub venue: String,
+    pub starts_at: DateTime<Utc>,
+    pub status: EventStatus,
+    pub published: bool,
+    pub seats_total: i64,
+    pub seats_available: i64,
+    pub seats_held: i64,
+    pub seats_sold: i64,
+    pub seats_blocked: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ReasonBody {
+    /// Why, for the change log.
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 500))]
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct BlockRequest {
+    #[cfg_attr(feature = "openapi", schema(min_items = 1, max_items = 1000))]
+    pub seat_ids: Vec<SeatId>,
+    /// Why (production hold, house seats...), for the change log.
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 500))]
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct UnblockRequest {
+    #[cfg_attr(feature = "openapi", schema(min_items = 1, max_items = 1000))]
+    pub seat_ids: Vec<SeatId>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Blocked {
+    pub blocked: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Released {
+    pub released: Vec<String>,
+}
+
+/// How a counter customer pays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum CounterPayment {
+    Cash,
+    Card,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct CounterSaleRequest {
+    #[cfg_attr(feature = "openapi", schema(min_items = 1, max_items = 100))]
+    pub seat_ids: Vec<SeatId>,
+    pub payment: CounterPayment,
+    /// The card's token from the terminal, for `card`.
+    #[serde(default)]
+    pub payment_token: Option<PaymentToken>,
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200))]
+    pub customer_name: String,
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(format = Email, max_length = 254))]
+    pub customer_email: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct RefundRequest {
+    /// The tickets to refund; none means every live ticket of the booking.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(max_items = 100))]
+    pub ticket_ids: Option<Vec<Uuid>>,
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 500))]
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct RefundResult {
+    pub booking_id: Uuid,
+    pub status: BookingStatus,
+    pub refunded_cents: i64,
+    pub seats_released: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct CheckinRequest {
+    /// The code on the ticket (what its QR code carries).
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 64))]
+    pub code: String,
+    /// The event at this door; a ticket for another is refused.
+    #[serde(default)]
+    pub event_id: Option<Uuid>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum CheckinOutcome {
+    Admitted,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct CheckinResult {
+    pub result: CheckinOutcome,
+    pub ticket_id: Uuid,
+    pub seat_id: String,
+    pub event_id: Uuid,
+    pub checked_in_at: DateTime<Utc>,
+}
+
+/// A tier's seats and takings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TierStats {
+    pub tier: String,
+    pub sold: i64,
+    pub held: i64,
+    pub available: i64,
+    pub blocked: i64,
+    pub revenue_cents: i64,
+}
+
+/// What happened in the last minute.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct MinuteStats {
+    pub holds: i64,
+    pub holds_expired: i64,
+    pub checkouts: i64,
+    pub payment_failures: i64,
+    pub refunds: i64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct QueueFigures {
+    pub waiting: i64,
+    pub active: i64,
+    pub admitted_per_minute: i64,
+}
+
+/// One minute of the last hour, for the dashboard's charts.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct MinutePoint {
+    pub at: DateTime<Utc>,
+    pub holds: i64,
+    pub expired: i64,
+    pub sold: i64,
+    pub payment_failures: i64,
+    pub admitted: i64,
+}
+
+/// `GET /admin/events/{id}/stats`: the live dashboard's figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct EventStats {
+    pub seats_available: i64,
+    pub seats_held: i64,
+    pub seats_sold: i64,
+    pub seats_blocked: i64,
+    pub checked_in: i64,
+    pub revenue_cents: i64,
+    pub tiers: Vec<TierStats>,
+    pub last_minute: MinuteStats,
+    pub queue: QueueFigures,
+    /// Per minute, oldest first.
+    pub last_hour: Vec<MinutePoint>,
+}
+
+/// Why a payment needs a person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum AttentionState {
+    /// The money was taken but no booking holds it and no refund is under way.
+    CapturedWithoutBooking,
+    /// The payment's outcome is still unknown past the checkout's wait.
+    PendingPastWait,
+    /// A refund has not gone through yet.
+    RefundPending,
+    /// The provider refused a refund.
+    RefundFailed,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PaymentAttention {
+    pub payment_id: Uuid,
+    pub checkout_id: Uuid,
+    pub event_id: Uuid,
+    pub state: AttentionState,
+    pub amount_cents: i64,
+    pub reason: String,
+    pub since: DateTime<Utc>,
+}
+
+/// A booking as the box office lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct StaffBookingLine {
+    pub booking_id: Uuid,
+    pub event_id: Uuid,
+    pub status: BookingStatus,
+    pub channel: Channel,
+    pub customer_email: Option<String>,
+    pub customer_name: Option<String>,
+    pub seat_ids: Vec<String>,
+    pub total_cents: i64,
+    pub refunded_cents: i64,
+    pub created_at: DateTime<Utc>,
+}
+
+/// A saved venue layout, reused by events.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Layout {
+    pub layout_id: Uuid,
+    pub name: String,
+    /// The price tiers the rows name (an event using it prices each).
+    pub tiers: Vec<String>,
+    pub seats_total: i64,
+    pub sections: Vec<NewSection>,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct NewLayout {
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200))]
+    pub name: String,
+    #[cfg_attr(feature = "openapi", schema(min_items = 1, max_items = 200))]
+    pub sections: Vec<NewSection>,
+}
+
+/// `POST /admin/users` (admins only).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct NewStaffUser {
+    #[cfg_attr(feature = "openapi", schema(format = Email, max_length = 254))]
+    pub email: String,
+    #[cfg_attr(feature = "openapi", schema(min_length = 8, max_length = 1024))]
+    pub password: String,
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200, pattern = "\\S"))]
+    pub name: String,
+    pub role: Role,
+}
+
+/// `PATCH /admin/users/{id}` (admins only).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct UserChanges {
+    pub disabled: Option<bool>,
+    /// A new password.
+    #[cfg_attr(feature = "openapi", schema(min_length = 8, max_length = 1024))]
+    pub password: Option<String>,
+}
+
+/// An account as admins see it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct StaffAccount {
+    pub user_id: Uuid,
+    pub email: String,
+    pub name: String,
+    pub role: Role,
+    pub disabled: bool,
+    pub created_at: DateTime<Utc>,
+}
