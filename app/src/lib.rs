@@ -5,6 +5,8 @@
 #![recursion_limit = "256"]
 
 pub mod actions;
+pub mod admin;
+pub mod charts;
 pub mod client;
 pub mod format;
 pub mod islands;
@@ -67,6 +69,20 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/account") view=AccountPage ssr=SsrMode::Async/>
                     <Route path=path!("/signin") view=SignInPage ssr=SsrMode::Async/>
                     <Route path=path!("/signup") view=SignUpPage ssr=SsrMode::Async/>
+                    <Route path=path!("/admin") view=admin::StaffHomePage ssr=SsrMode::Async/>
+                    <Route path=path!("/admin/events/new") view=admin::NewEventPage ssr=SsrMode::Async/>
+                    <Route path=path!("/admin/events/:id") view=admin::StaffEventPage ssr=SsrMode::Async/>
+                    <Route path=path!("/admin/events/:id/waiting-room") view=admin::WaitingRoomRedirect ssr=SsrMode::Async/>
+                    <Route path=path!("/admin/events/:id/seats") view=admin::SeatDeskPage ssr=SsrMode::Async/>
+                    <Route path=path!("/admin/events/:id/dashboard") view=admin::DashboardPage ssr=SsrMode::Async/>
+                    <Route path=path!("/admin/events/:id/audit") view=admin::AuditPage ssr=SsrMode::Async/>
+                    <Route path=path!("/admin/bookings") view=admin::StaffBookingsPage ssr=SsrMode::Async/>
+                    <Route path=path!("/admin/bookings/:id") view=admin::StaffBookingPage ssr=SsrMode::Async/>
+                    <Route path=path!("/admin/checkin") view=admin::CheckinPage ssr=SsrMode::Async/>
+                    <Route path=path!("/admin/payments") view=admin::PaymentsPage ssr=SsrMode::Async/>
+                    <Route path=path!("/admin/layouts") view=admin::LayoutsPage ssr=SsrMode::Async/>
+                    <Route path=path!("/admin/layouts/new") view=admin::NewLayoutPage ssr=SsrMode::Async/>
+                    <Route path=path!("/admin/staff") view=admin::StaffAccountsPage ssr=SsrMode::Async/>
                 </Routes>
             </main>
         </Router>

@@ -133,9 +133,14 @@ pub(crate) fn set_status(_code: u16) {
     crate::server::set_status(_code);
 }
 
-pub(crate) fn redirect(_to: &str) {
+pub(crate) fn redirect(to: &str) {
+    // A path from the URL may hold decoded control characters, which are no
+    // header value (leptos_axum would panic on them): no redirect then.
+    if to.chars().any(char::is_control) {
+        return;
+    }
     #[cfg(feature = "ssr")]
-    leptos_axum::redirect(_to);
+    leptos_axum::redirect(to);
 }
 
 fn param(name: &'static str) -> String {

@@ -8,6 +8,10 @@ use tower_sessions::Session;
 
 use crate::session;
 
+/// Where fans reach this site (for links in email).
+#[derive(Debug, Clone)]
+pub struct SiteUrl(pub String);
+
 pub fn engine() -> Result<Engine, AppError> {
     use_context::<Engine>().ok_or_else(|| {
         tracing::error!("the engine is not in the server function's context");
@@ -32,6 +36,22 @@ pub async fn fan() -> Result<(Engine, Session, User), AppError> {
     let (engine, session) = (engine()?, request_session().await?);
     let user = session::signed_in_user(&session, &engine).await?;
     Ok((engine, session, user))
+}
+
+/// The signed-in staff member (401 anonymous, 403 a fan), with the engine.
+pub async fn staff() -> Result<(Engine, User), AppError> {
+    let (engine, _, user) = fan().await?;
+    if !user.role.is_staff() {
+        return Err(AppError::forbidden());
+    }
+    Ok((engine, user))
+}
+
+/// After a plain form post succeeded, back to `to` (a path on this site).
+pub fn back_to(to: &str) {
+    if from_html_form() {
+        leptos_axum::redirect(&crate::links::safe_next(Some(to.to_owned())));
+    }
 }
 
 /// Sets the HTTP status of the response being made.

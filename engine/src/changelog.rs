@@ -5,44 +5,12 @@
 use std::fmt::Write;
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+pub use frontrow_model::{LogEntry, LogFilter};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
 use crate::error::Result;
 use crate::Engine;
-
-/// One line of the change log: a seat transition (the seats one statement
-/// changed together) or a staff action.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct LogEntry {
-    pub at: DateTime<Utc>,
-    /// A seat transition's reason (`hold`, `sale`, `expired`, `block`...) or
-    /// a staff action (`event_published`, `counter_sale`, `refund`...).
-    pub kind: String,
-    pub seat_ids: Vec<String>,
-    /// Who did it (email), if anyone did.
-    pub actor: Option<String>,
-    pub detail: String,
-}
-
-/// Filters of the change log.
-#[derive(Debug, Clone, Default, Deserialize, utoipa::IntoParams)]
-pub struct LogFilter {
-    /// Only entries touching this seat.
-    #[param(max_length = 64)]
-    pub seat_id: Option<String>,
-    /// Only entries of this kind.
-    #[param(max_length = 64)]
-    pub kind: Option<String>,
-    /// Only entries at or after this time.
-    pub since: Option<DateTime<Utc>>,
-    /// Only entries before this time.
-    pub until: Option<DateTime<Utc>>,
-    /// At most this many entries (default 200, at most 5000).
-    #[param(minimum = 1, maximum = 5000)]
-    pub limit: Option<i64>,
-}
 
 /// Records a staff action in the event's change log.
 pub(crate) async fn record(
@@ -69,10 +37,11 @@ pub(crate) async fn record(
 impl Engine {
     /// The event's change log, newest first.
     pub async fn change_log(&self, event_id: Uuid, filter: &LogFilter) -> Result<Vec<LogEntry>> {
-        let limit = filter.limit.unwrap_or(200).clamp(1, 5000);
+        filter.check()?;
+        let limit = filter.limit.unwrap_or(200);
         let rows = sqlx::query!(
             r#"SELECT at AS "at!: DateTime<Utc>", kind AS "kind!", seat_ids AS "seat_ids!", actor, detail AS "detail!" FROM (
-                   SELECT max(se.at) AS at, se.reason::text AS kind, array_agg(se.seat_id ORDER BY se.seat_id) AS seat_ids,
+                   SELECT 1 AS source, max(se.at) AS at, se.reason::text AS kind, array_agg(se.seat_id ORDER BY se.seat_id) AS seat_ids,
                           u.email AS actor,
                           CASE WHEN se.token_tag IS NOT NULL THEN 'hold ' || left(se.hold_id::text, 8) || ', token ' || se.token_tag ELSE '' END
                             || ' (' || se.from_state::text || ' → ' || se.to_state::text || ')' AS detail
@@ -84,7 +53,7 @@ impl Engine {
                       AND ($5::timestamptz IS NULL OR se.at < $5)
                     GROUP BY se.at, se.reason, se.hold_id, se.token_tag, se.actor_id, u.email, se.from_state, se.to_state
                    UNION ALL
-                   SELECT a.at, a.kind, a.seat_ids, u.email, a.detail
+                   SELECT 0, a.at, a.kind, a.seat_ids, u.email, a.detail
                      FROM staff_actions a JOIN users u ON u.user_id = a.actor_id
                     WHERE a.event_id = $1
                       AND ($2::text IS NULL OR $2 = ANY (a.seat_ids))
@@ -92,7 +61,8 @@ impl Engine {
                       AND ($4::timestamptz IS NULL OR a.at >= $4)
                       AND ($5::timestamptz IS NULL OR a.at < $5)
                ) entries
-               ORDER BY at DESC
+               -- A staff action first, then the seat changes it made at the same instant.
+               ORDER BY at DESC, source
                LIMIT $6"#,
             event_id,
             filter.seat_id.as_deref(),

@@ -19,6 +19,7 @@ impl Engine {
         }
         // The one conditional UPDATE that admits: of any number of scans
         // racing, exactly one finds the ticket still valid.
+        let mut tx = self.pool().begin().await?;
         let admitted = sqlx::query!(
             r#"UPDATE tickets SET state = 'checked_in', checked_in_at = now()
                 WHERE code = $1 AND state = 'valid' AND ($2::uuid IS NULL OR event_id = $2)
@@ -26,12 +27,25 @@ impl Engine {
             code,
             event_id
         )
-        .fetch_optional(self.pool())
+        .fetch_optional(&mut *tx)
         .await?;
         if let Some(t) = admitted {
+            // Admitted and logged together, or neither.
+            crate::changelog::record(&mut tx, Some(t.event_id), staff.user_id, "check_in", std::slice::from_ref(&t.seat_id), &code).await?;
+            tx.commit().await?;
             metrics::counter!("frontrow_checkins_total").increment(1);
-            return Ok(CheckinResult { result: CheckinOutcome::Admitted, ticket_id: t.ticket_id, seat_id: t.seat_id, event_id: t.event_id, checked_in_at: t.at });
+            let board = self.board().snapshot(t.event_id).await?;
+            let seat_label = board.layout.seat_index(&t.seat_id).map_or_else(|| t.seat_id.clone(), |i| board.layout.seat_label(i));
+            return Ok(CheckinResult {
+                result: CheckinOutcome::Admitted,
+                ticket_id: t.ticket_id,
+                seat_id: t.seat_id,
+                seat_label,
+                event_id: t.event_id,
+                checked_in_at: t.at,
+            });
         }
+        tx.rollback().await?;
         // Not admitted: say why.
         let t = sqlx::query!(
             r#"SELECT event_id, state AS "state: TicketState", checked_in_at AS "checked_in_at: DateTime<Utc>" FROM tickets WHERE code = $1"#,

@@ -61,6 +61,8 @@ pub struct EngineSettings {
     pub currency: String,
     /// Signs admission tokens (every instance sharing a database shares it).
     pub admission_secret: Arc<[u8]>,
+    /// Test-only fault injection (a name of a point to die at).
+    pub failpoint: Option<String>,
 }
 
 impl Default for EngineSettings {
@@ -71,6 +73,7 @@ impl Default for EngineSettings {
             checkout_lease: Duration::from_secs(30),
             currency: "eur".to_owned(),
             admission_secret: Arc::from(&b""[..]),
+            failpoint: None,
         }
     }
 }

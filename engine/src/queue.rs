@@ -412,7 +412,8 @@ impl Engine {
     }
 
     /// Staff changes to an event's waiting room.
-    pub async fn configure_queue(&self, event_id: Uuid, s: &QueueSettings) -> Result<QueueStats> {
+    pub async fn configure_queue(&self, staff: &frontrow_model::User, event_id: Uuid, s: &QueueSettings) -> Result<QueueStats> {
+        crate::accounts::require_staff(staff)?;
         let pool = self.pool();
         if s.admission_factor.is_some_and(|k| !(k > 0.0 && k <= 20.0)) {
             return Err(EngineError::invalid("admission_factor must be above 0 and at most 20"));
@@ -437,6 +438,11 @@ impl Engine {
         if updated.rows_affected() == 0 {
             return Err(EngineError::NotFound);
         }
+        let detail = serde_json::to_string(s).unwrap_or_default();
+        let mut conn = pool.acquire().await?;
+        crate::changelog::record(&mut conn, Some(event_id), staff.user_id, "waiting_room_changed", &[], &detail).await?;
+        crate::catalogue::announce_event_change(&mut conn, event_id).await?;
+        self.board().refresh_facts(event_id).await?;
         self.queue_stats(event_id).await
     }
 

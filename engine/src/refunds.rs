@@ -163,41 +163,42 @@ impl Engine {
 
     async fn refund_cancelled(&self, event_id: Uuid) -> Result<u32> {
         let mut done = 0;
+        // One booking per transaction: a crash part-way leaves every booking
+        // either wholly refunded (its refund recorded, to be sent) or untouched.
         loop {
             let mut tx = self.pool().begin().await?;
             // Another instance (or a second cancel) may be at it too: each
             // booking is taken by one of them.
-            let batch = sqlx::query!(
+            let Some(booking_id) = sqlx::query_scalar!(
                 r#"SELECT b.booking_id FROM bookings b JOIN events e USING (event_id)
                     WHERE b.event_id = $1 AND e.cancelled_at IS NOT NULL AND b.status IN ('confirmed', 'partially_refunded')
-                    ORDER BY b.created_at LIMIT 50 FOR UPDATE OF b SKIP LOCKED"#,
+                    ORDER BY b.created_at LIMIT 1 FOR UPDATE OF b SKIP LOCKED"#,
                 event_id
             )
-            .fetch_all(&mut *tx)
-            .await?;
-            if batch.is_empty() {
+            .fetch_optional(&mut *tx)
+            .await?
+            else {
                 return Ok(done);
-            }
-            let mut refunds = Vec::new();
-            for b in &batch {
-                let live = sqlx::query_scalar!(
-                    "SELECT ticket_id FROM tickets WHERE booking_id = $1 AND state IN ('valid', 'checked_in')",
-                    b.booking_id
-                )
+            };
+            let live = sqlx::query_scalar!("SELECT ticket_id FROM tickets WHERE booking_id = $1 AND state IN ('valid', 'checked_in')", booking_id)
                 .fetch_all(&mut *tx)
                 .await?;
-                let voided = void_tickets(&mut tx, b.booking_id, &live, frontrow_model::TicketState::Void).await?;
-                let seat_ids: Vec<String> = voided.iter().map(|t| t.seat_id.clone()).collect();
-                seats::free_sold(&mut tx, b.booking_id, &seat_ids, None, Unsold::Cancel).await?;
-                let amount: i64 = voided.iter().map(|t| i64::from(t.price_cents)).sum();
-                settle_booking(&mut tx, b.booking_id, amount, BookingStatus::Cancelled).await?;
-                if amount > 0 {
-                    refunds.push(record_refund(&mut tx, b.booking_id, RefundKind::Cancel, amount, &live, None, "event cancelled").await?);
-                }
-            }
+            let voided = void_tickets(&mut tx, booking_id, &live, frontrow_model::TicketState::Void).await?;
+            let seat_ids: Vec<String> = voided.iter().map(|t| t.seat_id.clone()).collect();
+            seats::free_sold(&mut tx, booking_id, &seat_ids, None, Unsold::Cancel).await?;
+            let amount: i64 = voided.iter().map(|t| i64::from(t.price_cents)).sum();
+            settle_booking(&mut tx, booking_id, amount, BookingStatus::Cancelled).await?;
+            let refund = match amount {
+                0 => None,
+                _ => Some(record_refund(&mut tx, booking_id, RefundKind::Cancel, amount, &live, None, "event cancelled").await?),
+            };
             tx.commit().await?;
-            done += batch.len() as u32;
-            for refund_id in refunds {
+            done += 1;
+            if self.settings().failpoint.as_deref() == Some("abort_mid_cancellation") {
+                tracing::error!("failpoint abort_mid_cancellation: dying after one booking's refund was recorded");
+                std::process::abort();
+            }
+            if let Some(refund_id) = refund {
                 self.send_refund(refund_id).await;
             }
         }

@@ -5,8 +5,9 @@
 use std::fmt::Write;
 
 use chrono::{DateTime, Utc};
+pub use frontrow_model::{PaymentInfo, SalesBy};
 use frontrow_model::{AttentionState, BookingStatus, Channel, PaymentAttention, StaffBookingLine, TicketState, User};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use uuid::Uuid;
 
 use crate::accounts::require_staff;
@@ -15,39 +16,15 @@ use crate::error::{EngineError, Result};
 use crate::mail::Mail;
 use crate::Engine;
 
-/// How the sales summary is grouped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum SalesBy {
-    Tier,
-    Section,
-    Day,
-}
-
-/// A payment after it was settled by hand.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct PaymentInfo {
-    pub payment_id: Uuid,
-    pub checkout_id: Uuid,
-    pub event_id: Uuid,
-    /// Our record of it: `created`, `processing`, `succeeded`, `declined`, `canceled` or `unknown`.
-    pub status: String,
-    pub settled: bool,
-    pub amount_cents: i64,
-    pub booking_id: Option<Uuid>,
-    /// Refunds of it not yet confirmed by the provider.
-    pub refunds_pending: i64,
-}
-
 impl Engine {
     /// Bookings whose id starts with `q`, or whose buyer's email or one of
     /// whose seats is `q` (of one event, or all), newest first.
     pub async fn find_bookings(&self, staff: &User, event_id: Option<Uuid>, q: Option<&str>) -> Result<Vec<StaffBookingLine>> {
         require_staff(staff)?;
-        let q = q.map(str::trim).filter(|q| !q.is_empty());
-        if q.is_some_and(|q| q.len() > 254 || q.chars().any(char::is_control)) {
+        if q.is_some_and(|q| q.chars().count() > 254 || q.chars().any(char::is_control)) {
             return Err(EngineError::invalid("q is at most 254 characters, none of them control characters"));
         }
+        let q = q.map(str::trim).filter(|q| !q.is_empty());
         let rows = sqlx::query!(
             r#"SELECT b.booking_id, b.event_id, b.status AS "status: BookingStatus", b.channel AS "channel: Channel",
                       coalesce(b.customer_email, u.email) AS customer_email, coalesce(b.customer_name, u.name) AS customer_name,

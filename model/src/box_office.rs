@@ -158,6 +158,8 @@ pub struct CheckinResult {
     pub result: CheckinOutcome,
     pub ticket_id: Uuid,
     pub seat_id: String,
+    /// How the door reads the seat out: "Section A, row 1, seat 4".
+    pub seat_label: String,
     pub event_id: Uuid,
     pub checked_in_at: DateTime<Utc>,
 }
@@ -323,4 +325,80 @@ pub struct StaffAccount {
     pub role: Role,
     pub disabled: bool,
     pub created_at: DateTime<Utc>,
+}
+
+/// One line of an event's change log: a seat transition (the seats one
+/// statement changed together) or a staff action.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct LogEntry {
+    pub at: DateTime<Utc>,
+    /// A seat transition's reason (`hold`, `sale`, `expired`, `block`...) or
+    /// a staff action (`event_published`, `counter_sale`, `refund`...).
+    pub kind: String,
+    pub seat_ids: Vec<String>,
+    /// Who did it (email), if anyone did.
+    pub actor: Option<String>,
+    pub detail: String,
+}
+
+/// Filters of the change log.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams), into_params(parameter_in = Query))]
+pub struct LogFilter {
+    /// Only entries touching this seat.
+    #[cfg_attr(feature = "openapi", param(max_length = 64))]
+    pub seat_id: Option<String>,
+    /// Only entries of this kind.
+    #[cfg_attr(feature = "openapi", param(max_length = 64))]
+    pub kind: Option<String>,
+    /// Only entries at or after this time.
+    pub since: Option<DateTime<Utc>>,
+    /// Only entries before this time.
+    pub until: Option<DateTime<Utc>>,
+    /// At most this many entries (default 200, at most 5000).
+    #[cfg_attr(feature = "openapi", param(minimum = 1, maximum = 5000))]
+    pub limit: Option<i64>,
+}
+
+impl LogFilter {
+    pub const MAX_LIMIT: i64 = 5000;
+
+    /// Out-of-range filters are refused rather than quietly clamped.
+    pub fn check(&self) -> Result<(), crate::InvalidValue> {
+        let long = |f: &Option<String>| f.as_ref().is_some_and(|v| v.chars().count() > 64);
+        if long(&self.seat_id) || long(&self.kind) {
+            return Err(crate::InvalidValue("seat_id and kind are at most 64 characters".into()));
+        }
+        if self.limit.is_some_and(|l| !(1..=Self::MAX_LIMIT).contains(&l)) {
+            return Err(crate::InvalidValue(format!("limit is from 1 to {}", Self::MAX_LIMIT)));
+        }
+        Ok(())
+    }
+}
+
+/// How the sales summary is grouped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum SalesBy {
+    Tier,
+    Section,
+    Day,
+}
+
+/// A payment after it was settled by hand.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PaymentInfo {
+    pub payment_id: Uuid,
+    pub checkout_id: Uuid,
+    pub event_id: Uuid,
+    /// Our record of it: `created`, `processing`, `succeeded`, `declined`, `canceled` or `unknown`.
+    pub status: String,
+    pub settled: bool,
+    pub amount_cents: i64,
+    pub booking_id: Option<Uuid>,
+    /// Refunds of it not yet confirmed by the provider.
+    pub refunds_pending: i64,
 }

@@ -29,6 +29,8 @@ pub struct SeatChange<'a> {
 pub enum LiveFrame<'a> {
     Snapshot {
         version: i64,
+        // Any u32; documented as such (utoipa's u32 reads as int32).
+        #[cfg_attr(feature = "openapi", schema(value_type = i64, minimum = 0, maximum = 4294967295_i64))]
         epoch: u32,
         seq: u64,
         #[serde(borrow)]
@@ -36,6 +38,8 @@ pub enum LiveFrame<'a> {
     },
     Diff {
         version: i64,
+        // Any u32; documented as such (utoipa's u32 reads as int32).
+        #[cfg_attr(feature = "openapi", schema(value_type = i64, minimum = 0, maximum = 4294967295_i64))]
         epoch: u32,
         seq: u64,
         #[serde(borrow)]

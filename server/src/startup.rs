@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use axum::http::{HeaderName, Request};
+use axum::response::IntoResponse;
 use axum::Router;
 use frontrow_engine::payment::{HttpProvider, SimulatedProvider, SimulatedSettings};
 use frontrow_engine::{Engine, EngineSettings, PaymentProvider};
@@ -18,6 +19,7 @@ use sqlx::postgres::PgPoolOptions;
 use sqlx::PgPool;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
+use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::compression::CompressionLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
@@ -26,6 +28,7 @@ use tower_sessions::{Expiry, SessionManagerLayer};
 use tower_sessions_sqlx_store::PostgresStore;
 
 use crate::api;
+use crate::api::error::AppError;
 use crate::config::{ProviderKind, ServeArgs, Switch};
 use crate::state::AppState;
 use crate::tasks;
@@ -103,6 +106,7 @@ fn payment_provider(settings: &ServeArgs, pool: &PgPool) -> Result<Arc<dyn Payme
 pub fn engine(settings: &ServeArgs, pool: PgPool) -> Result<Engine> {
     let engine_settings = EngineSettings {
         admission_secret: settings.secret.as_deref().unwrap_or_default().as_bytes().into(),
+        failpoint: settings.failpoint.clone(),
         checkout_wait: settings.checkout_wait(),
         payment_grace: Duration::from_secs(settings.payment_grace_secs),
         // A request must finish its provider call well within its claim on the key.
@@ -200,14 +204,17 @@ fn router(state: AppState, pool: PgPool) -> Router {
     let leptos_options = state.leptos_options.clone();
     let routes = generate_route_list(frontrow_app::App);
     let engine = state.engine.clone();
-    let app_context = move || leptos::prelude::provide_context(engine.clone());
+    let site = frontrow_app::server::SiteUrl(state.settings.site_url());
+    let app_context = move || {
+        leptos::prelude::provide_context(engine.clone());
+        leptos::prelude::provide_context(site.clone());
+    };
 
     let x_request_id = HeaderName::from_static("x-request-id");
     Router::new()
         .merge(api::router(state.clone()))
         .route("/bookings/{booking_id}/print", axum::routing::get(tickets::print_tickets))
         .route("/events/{event_id}/queue", axum::routing::get(waiting_room::page))
-        .route("/admin/events/{event_id}/waiting-room", axum::routing::get(waiting_room::controls))
         .leptos_routes_with_context(&state, routes, app_context.clone(), {
             let options = leptos_options.clone();
             move || frontrow_app::shell(options.clone())
@@ -231,5 +238,11 @@ fn router(state: AppState, pool: PgPool) -> Router {
             tracing::info_span!("request", method = %request.method(), uri = %request.uri(), request_id = %request_id)
         }))
         .layer(SetRequestIdLayer::new(x_request_id, MakeRequestUuid))
+        // A bug that panics answers its one request with a 500, not a
+        // dropped connection (and the panic is logged with the request's span).
+        .layer(CatchPanicLayer::custom(|_panic: Box<dyn std::any::Any + Send>| {
+            metrics::counter!("frontrow_panics_total").increment(1);
+            AppError::internal().into_response()
+        }))
         .with_state(state)
 }

@@ -1,6 +1,6 @@
-//! The waiting-room pages: the fans' page, plain HTML (askama) with a few
-//! lines of script so a crowd of waiting fans never downloads the app
-//! bundle, and the box office's controls.
+//! The waiting-room page: plain HTML (askama) with a few lines of script,
+//! so a crowd of waiting fans never downloads the app bundle. (The box
+//! office's controls are on the event's staff page.)
 
 use askama::Template;
 use axum::extract::{Path, State};
@@ -49,30 +49,5 @@ pub async fn page(State(state): State<AppState>, session: Session, Path(event_id
         starts_at: event.starts_at.format("%A %e %B %Y, %H:%M UTC").to_string(),
         opens_at: event.sale_opens_at.format("%e %B %Y, %H:%M:%S UTC").to_string(),
     };
-    render(&page)
-}
-
-#[derive(Template)]
-#[template(path = "admin_waiting_room.html")]
-struct ControlsPage {
-    event_id: String,
-    event_name: String,
-}
-
-/// `GET /admin/events/{id}/waiting-room`: staff see the live figures and
-/// change the controls (through the admin API).
-pub async fn controls(State(state): State<AppState>, session: Session, Path(event_id): Path<String>) -> Response {
-    match signed_in(&state, &session, &format!("/admin/events/{event_id}/waiting-room")).await {
-        Ok(user) if user.role.is_staff() => {}
-        Ok(_) => return not_found(),
-        Err(response) => return response,
-    }
-    let Ok(event_id) = event_id.parse::<Uuid>() else { return not_found() };
-    let board = match state.engine.board().snapshot(event_id).await {
-        Ok(board) => board,
-        Err(EngineError::NotFound) => return not_found(),
-        Err(e) => return failure(e),
-    };
-    let page = ControlsPage { event_id: event_id.to_string(), event_name: board.event.name.clone() };
     render(&page)
 }

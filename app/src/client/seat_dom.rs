@@ -66,7 +66,8 @@ pub fn show_status(el: &Element, status: SeatStatus) -> i64 {
     let was_available = list.contains("av");
     let _ = list.remove_3("av", "hd", "sd");
     let _ = list.add_1(class);
-    let base = el.get_attribute("aria-label").unwrap_or_default().split(", ").take(4).collect::<Vec<_>>().join(", ");
+    let label = el.get_attribute("aria-label").unwrap_or_default();
+    let base = label.trim_end_matches(", held").trim_end_matches(", sold").to_owned();
     match word {
         Some(word) => {
             let _ = el.set_attribute("aria-label", &format!("{base}, {word}"));

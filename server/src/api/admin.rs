@@ -6,8 +6,8 @@ use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use frontrow_engine::changelog::{LogEntry, LogFilter};
-use frontrow_engine::reports::{PaymentInfo, SalesBy};
+use frontrow_model::{LogEntry, LogFilter};
+use frontrow_model::{PaymentInfo, SalesBy};
 use frontrow_model::{
     AuditReport, Blocked, BlockRequest, Booking, CheckinRequest, CheckinResult, CounterSaleRequest, CreatedEvent, Event, EventChanges,
     EventStats, Layout, NewEvent, NewLayout, NewStaffUser, PaymentAttention, ReasonBody, RefundRequest, RefundResult, Released,
@@ -63,6 +63,7 @@ pub struct Resent {
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct BookingQuery {
     /// Only this event's bookings.
     pub event_id: Option<Uuid>,
@@ -72,13 +73,23 @@ pub struct BookingQuery {
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct PaymentsQuery {
-    /// Only `attention` is supported: payments a person should look at.
-    pub state: Option<String>,
+    /// Payments a person should look at (the one listing there is).
+    #[param(inline)]
+    pub state: Option<PaymentsState>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PaymentsState {
+    Attention,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct SummaryQuery {
+    #[param(inline)]
     pub by: SalesBy,
 }
 
@@ -234,9 +245,8 @@ pub async fn check_in(State(state): State<AppState>, StaffUser(staff): StaffUser
 #[utoipa::path(get, path = "/api/v1/admin/payments", params(PaymentsQuery), security(("session" = [])),
     responses((status = 200, body = PaymentList)))]
 pub async fn payments(State(state): State<AppState>, StaffUser(staff): StaffUser, ApiQuery(q): ApiQuery<PaymentsQuery>) -> ApiResult<Json<PaymentList>> {
-    if q.state.as_deref().is_some_and(|s| s != "attention") {
-        return Err(AppError::invalid("state must be attention"));
-    }
+    // `state` has one value; anything else was refused when parsing.
+    let _ = q.state;
     Ok(Json(PaymentList { payments: state.engine.payments_needing_attention(&staff).await? }))
 }
 

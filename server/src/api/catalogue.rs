@@ -16,6 +16,7 @@ pub struct EventList {
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct SeatsQuery {
     /// Only this section's seats.
     #[param(max_length = 16)]

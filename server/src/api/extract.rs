@@ -27,6 +27,11 @@ where
         // Syntax first (400), then shape (422): a body with trailing junk is
         // malformed JSON even when its first value has the right fields.
         let axum::Json(value) = axum::Json::<serde_json::Value>::from_request(req, state).await.map_err(json_rejection)?;
+        // Every body is an object; serde would also read a struct from an
+        // array of its fields in order, which no client means.
+        if !value.is_object() {
+            return Err(AppError::invalid("the request body must be a JSON object"));
+        }
         serde_json::from_value(value).map(Self).map_err(|e| AppError::invalid(format!("invalid request body: {e}")))
     }
 }

@@ -19,11 +19,14 @@ use super::extract::{ApiQuery, IdPath};
 use crate::state::AppState;
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct LiveQuery {
     /// With `epoch`: the `seq` of the last frame (or server-rendered page)
     /// the viewer has; the first snapshot then lists only seats that may
     /// differ. From another epoch the whole map is sent.
-    pub since: Option<u64>,
+    #[param(minimum = 0)]
+    pub since: Option<i64>,
+    #[param(value_type = Option<i64>, minimum = 0, maximum = 4294967295_i64)]
     pub epoch: Option<u32>,
 }
 
@@ -43,7 +46,11 @@ pub async fn live(
     if event.facts().is_some_and(|e| !e.published) {
         return Err(AppError::not_found());
     }
-    let since = query.epoch.zip(query.since);
+    let since = match query.since.map(u64::try_from) {
+        Some(Err(_)) => return Err(AppError::invalid("since is a frame's seq: 0 or more")),
+        Some(Ok(seq)) => query.epoch.zip(Some(seq)),
+        None => None,
+    };
     let Ok(upgrade) = upgrade else {
         let frame = event.snapshot_frame(since).ok_or_else(AppError::not_found)?;
         return Ok(([(header::CONTENT_TYPE, "application/json")], frame).into_response());

@@ -64,11 +64,11 @@ pub async fn stats(State(state): State<AppState>, StaffUser(_): StaffUser, IdPat
     security(("session" = [])), responses((status = 200, body = QueueStats)))]
 pub async fn configure(
     State(state): State<AppState>,
-    StaffUser(_): StaffUser,
+    StaffUser(staff): StaffUser,
     IdPath(event_id): IdPath,
     ApiJson(settings): ApiJson<QueueSettings>,
 ) -> ApiResult<Json<QueueStats>> {
-    Ok(Json(state.engine.configure_queue(event_id, &settings).await?))
+    Ok(Json(state.engine.configure_queue(&staff, event_id, &settings).await?))
 }
 
 /// `GET /api/v1/events/{id}/queue/{token}/live`: the fan's position pushed

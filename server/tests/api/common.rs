@@ -154,11 +154,20 @@ impl TestApp {
 
     /// A signed-in staff client.
     pub async fn staff(&self) -> Client {
-        let email = format!("staff-{}@example.test", Uuid::new_v4().simple());
+        self.account(Role::Staff).await
+    }
+
+    /// A signed-in admin client.
+    pub async fn admin(&self) -> Client {
+        self.account(Role::Admin).await
+    }
+
+    async fn account(&self, role: Role) -> Client {
+        let email = format!("{role:?}-{}@example.test", Uuid::new_v4().simple()).to_lowercase();
         self.engine
-            .create_user(accounts::NewUser { email: &email, password: PASSWORD, name: "Staff", role: Role::Staff })
-        .await
-        .expect("staff user");
+            .create_user(accounts::NewUser { email: &email, password: PASSWORD, name: "Staff", role })
+            .await
+            .expect("staff user");
         let c = self.client();
         let r = c.post("/api/v1/auth/login", json!({ "email": email, "password": PASSWORD })).await;
         assert_eq!(r.status, 200, "staff login: {}", r.body);

@@ -1,19 +1,18 @@
 //! The server process is killed between committing a sale and replying; the
 //! client's retry with the same Idempotency-Key must get the same booking.
 
-
 use std::process::Stdio;
 use std::time::Duration;
 
 use crate::common::*;
 use serde_json::json;
 
-struct Server {
-    child: tokio::process::Child,
-    base: String,
+pub(crate) struct Server {
+    pub child: tokio::process::Child,
+    pub base: String,
 }
 
-async fn start_server(database_url: &str, failpoint: Option<&str>) -> Server {
+pub(crate) async fn start_server(database_url: &str, failpoint: Option<&str>) -> Server {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_frontrow"));
     cmd.arg("serve")
@@ -40,7 +39,7 @@ async fn start_server(database_url: &str, failpoint: Option<&str>) -> Server {
     Server { child, base }
 }
 
-fn client_for(base: &str) -> Client {
+pub(crate) fn client_for(base: &str) -> Client {
     Client { http: reqwest::Client::builder().cookie_store(true).build().unwrap(), base: base.to_owned() }
 }
 

@@ -7,6 +7,7 @@ mod common;
 mod accounts_and_ops;
 mod api_errors;
 mod best_available;
+mod box_office;
 mod checkout;
 mod crash;
 mod holds;

@@ -1,0 +1,259 @@
+//! The box office's server functions: every staff action the staff pages
+//! take, over the same engine commands as the admin JSON API.
+//!
+//! Those the pages post as plain forms take their fields as text (a form
+//! post works without JavaScript and is redirected back to `back`); those
+//! the staff islands call take JSON.
+
+#[cfg(feature = "ssr")]
+use crate::server::{back_to, staff};
+#[cfg(feature = "ssr")]
+use frontrow_model::{EventChanges, NewStaffUser, QueueSettings, Role, UserChanges};
+#[cfg(feature = "ssr")]
+use frontrow_model::TierPrice;
+use frontrow_model::{
+    AppError, Booking, CheckinResult, CounterPayment, EventStats, IdempotencyKey, Layout, NewSection, PaymentToken, RefundResult, SeatId,
+};
+use leptos::prelude::*;
+use leptos::server_fn::codec::Json;
+use uuid::Uuid;
+
+/// A `datetime-local` field (read as UTC, as the pages label times).
+#[cfg(feature = "ssr")]
+fn utc(field: &str, value: &str) -> Result<Option<chrono::DateTime<chrono::Utc>>, AppError> {
+    if value.trim().is_empty() {
+        return Ok(None);
+    }
+    chrono::NaiveDateTime::parse_from_str(value.trim(), "%Y-%m-%dT%H:%M")
+        .or_else(|_| chrono::NaiveDateTime::parse_from_str(value.trim(), "%Y-%m-%dT%H:%M:%S"))
+        .map(|t| Some(t.and_utc()))
+        .map_err(|_| AppError::invalid(format!("{field} must be a date and time (YYYY-MM-DDTHH:MM, UTC)")))
+}
+
+#[cfg(feature = "ssr")]
+fn number(field: &str, value: &str) -> Result<Option<i32>, AppError> {
+    if value.trim().is_empty() {
+        return Ok(None);
+    }
+    value.trim().parse().map(Some).map_err(|_| AppError::invalid(format!("{field} must be a whole number")))
+}
+
+/// Creates an event from a saved layout and its prices (`prices`: one line
+/// per tier, `Tier=12.50`).
+#[server(prefix = "/_app", endpoint = "admin/create_event")]
+#[allow(clippy::too_many_arguments)]
+pub async fn create_event(
+    name: String,
+    kind: String,
+    venue: String,
+    starts_at: String,
+    sale_opens_at: String,
+    hold_ttl_seconds: String,
+    max_seats_per_order: String,
+    layout_id: Uuid,
+    prices: String,
+    published: Option<String>,
+) -> Result<Uuid, AppError> {
+    let (engine, user) = staff().await?;
+    let layout = engine.layout(layout_id).await?;
+    let mut tiers = Vec::new();
+    for tier in &layout.tiers {
+        let line = prices
+            .lines()
+            .find_map(|l| l.split_once('=').filter(|(t, _)| t.trim() == tier))
+            .ok_or_else(|| AppError::invalid(format!("give a price for tier {tier} (a line {tier}=12.50)")))?;
+        let euros: f64 = line.1.trim().parse().map_err(|_| AppError::invalid(format!("the price of {tier} must be a number")))?;
+        tiers.push(TierPrice { tier: tier.clone(), price_cents: (euros * 100.0).round() as i32 });
+    }
+    let new = frontrow_model::NewEvent {
+        name,
+        kind,
+        venue,
+        starts_at: utc("starts_at", &starts_at)?.ok_or_else(|| AppError::invalid("starts_at is required"))?,
+        sale_opens_at: utc("sale_opens_at", &sale_opens_at)?.unwrap_or_else(chrono::Utc::now),
+        hold_ttl_seconds: number("hold_ttl_seconds", &hold_ttl_seconds)?.unwrap_or(480),
+        max_seats_per_order: number("max_seats_per_order", &max_seats_per_order)?.unwrap_or(8),
+        waiting_room_enabled: false,
+        published: published.is_some(),
+        tiers,
+        sections: Vec::new(),
+        layout_id: Some(layout_id),
+    };
+    let created = engine.create_event(&new, Some(user.user_id)).await?;
+    back_to(&format!("/admin/events/{}", created.event_id));
+    Ok(created.event_id)
+}
+
+#[server(prefix = "/_app", endpoint = "admin/update_event")]
+#[allow(clippy::too_many_arguments)]
+pub async fn update_event(
+    event_id: Uuid,
+    name: String,
+    venue: String,
+    starts_at: String,
+    sale_opens_at: String,
+    hold_ttl_seconds: String,
+    max_seats_per_order: String,
+    published: Option<String>,
+) -> Result<(), AppError> {
+    let (engine, user) = staff().await?;
+    let changes = EventChanges {
+        name: Some(name),
+        venue: Some(venue),
+        starts_at: utc("starts_at", &starts_at)?,
+        sale_opens_at: utc("sale_opens_at", &sale_opens_at)?,
+        hold_ttl_seconds: number("hold_ttl_seconds", &hold_ttl_seconds)?,
+        max_seats_per_order: number("max_seats_per_order", &max_seats_per_order)?,
+        published: Some(published.is_some()),
+    };
+    engine.update_event(user.user_id, event_id, &changes).await?;
+    back_to(&format!("/admin/events/{event_id}?saved=1"));
+    Ok(())
+}
+
+#[server(prefix = "/_app", endpoint = "admin/configure_queue")]
+pub async fn configure_queue(
+    event_id: Uuid,
+    waiting_room_enabled: Option<String>,
+    paused: Option<String>,
+    admission_factor: String,
+    max_active: String,
+) -> Result<(), AppError> {
+    let (engine, user) = staff().await?;
+    let factor = admission_factor.trim().parse::<f64>().map_err(|_| AppError::invalid("k must be a number"))?;
+    let settings = QueueSettings {
+        waiting_room_enabled: Some(waiting_room_enabled.is_some()),
+        paused: Some(paused.is_some()),
+        admission_factor: Some(factor),
+        max_active: number("max_active", &max_active)?,
+    };
+    engine.configure_queue(&user, event_id, &settings).await?;
+    back_to(&format!("/admin/events/{event_id}?saved=1#waiting-room"));
+    Ok(())
+}
+
+#[server(prefix = "/_app", endpoint = "admin/cancel_event")]
+pub async fn cancel_event(event_id: Uuid, reason: String) -> Result<(), AppError> {
+    let (engine, user) = staff().await?;
+    engine.cancel_event(&user, event_id, &reason).await?;
+    back_to(&format!("/admin/events/{event_id}"));
+    Ok(())
+}
+
+#[server(prefix = "/_app", endpoint = "admin/block", input = Json)]
+pub async fn block_seats(event_id: Uuid, seat_ids: Vec<SeatId>, reason: String) -> Result<Vec<String>, AppError> {
+    let (engine, user) = staff().await?;
+    Ok(engine.block_seats(&user, event_id, &seat_ids, &reason).await?)
+}
+
+#[server(prefix = "/_app", endpoint = "admin/unblock", input = Json)]
+pub async fn unblock_seats(event_id: Uuid, seat_ids: Vec<SeatId>) -> Result<Vec<String>, AppError> {
+    let (engine, user) = staff().await?;
+    Ok(engine.unblock_seats(&user, event_id, &seat_ids).await?)
+}
+
+/// Releases whatever hold is on the seat (recorded with the reason).
+#[server(prefix = "/_app", endpoint = "admin/release_seat_hold", input = Json)]
+pub async fn release_seat_hold(event_id: Uuid, seat_id: SeatId, reason: String) -> Result<Vec<String>, AppError> {
+    let (engine, user) = staff().await?;
+    let hold_id = engine.hold_on_seat(&user, event_id, &seat_id).await?.ok_or_else(|| AppError::invalid(format!("{seat_id} is not held")))?;
+    Ok(engine.release_hold_for_staff(&user, hold_id, &reason).await?)
+}
+
+#[server(prefix = "/_app", endpoint = "admin/counter_sale", input = Json)]
+#[allow(clippy::too_many_arguments)]
+pub async fn counter_sale(
+    event_id: Uuid,
+    seat_ids: Vec<SeatId>,
+    payment: CounterPayment,
+    payment_token: Option<PaymentToken>,
+    customer_name: String,
+    customer_email: Option<String>,
+    idempotency_key: IdempotencyKey,
+) -> Result<Booking, AppError> {
+    let (engine, user) = staff().await?;
+    let sale = frontrow_model::CounterSaleRequest {
+        seat_ids,
+        payment,
+        payment_token,
+        customer_name,
+        customer_email: customer_email.filter(|e| !e.trim().is_empty()),
+    };
+    match engine.counter_sale(&user, event_id, &sale, &idempotency_key).await?.into_answer()? {
+        frontrow_model::CheckoutAnswer::Confirmed { booking } => Ok(booking),
+        frontrow_model::CheckoutAnswer::PaymentPending { checkout_id } => Err(AppError::new(
+            frontrow_model::ErrorKind::PaymentFailed { checkout_id: Some(checkout_id) },
+            "the card's answer is not in yet; the seats stay reserved while the payments page follows it",
+        )),
+    }
+}
+
+#[server(prefix = "/_app", endpoint = "admin/refund", input = Json)]
+pub async fn refund(booking_id: Uuid, ticket_ids: Option<Vec<Uuid>>, reason: String, idempotency_key: IdempotencyKey) -> Result<RefundResult, AppError> {
+    let (engine, user) = staff().await?;
+    Ok(engine.refund_booking(&user, booking_id, &frontrow_model::RefundRequest { ticket_ids, reason }, &idempotency_key).await?)
+}
+
+#[server(prefix = "/_app", endpoint = "admin/resend")]
+pub async fn resend_tickets(booking_id: Uuid) -> Result<String, AppError> {
+    let (engine, user) = staff().await?;
+    let site = use_context::<crate::server::SiteUrl>().map(|s| s.0).unwrap_or_default();
+    let to = engine.resend_tickets(&user, booking_id, &site).await?;
+    back_to(&format!("/admin/bookings/{booking_id}?sent=1"));
+    Ok(to)
+}
+
+#[server(prefix = "/_app", endpoint = "admin/check_in", input = Json)]
+pub async fn check_in(code: String, event_id: Option<Uuid>) -> Result<CheckinResult, AppError> {
+    let (engine, user) = staff().await?;
+    Ok(engine.check_in(&user, &code, event_id).await?)
+}
+
+#[server(prefix = "/_app", endpoint = "admin/stats", input = Json)]
+pub async fn load_event_stats(event_id: Uuid) -> Result<EventStats, AppError> {
+    let (engine, user) = staff().await?;
+    Ok(engine.event_stats(&user, event_id).await?)
+}
+
+#[server(prefix = "/_app", endpoint = "admin/settle_payment")]
+pub async fn settle_payment(payment_id: Uuid) -> Result<(), AppError> {
+    let (engine, user) = staff().await?;
+    engine.settle_payment(&user, payment_id).await?;
+    back_to("/admin/payments?settled=1");
+    Ok(())
+}
+
+/// The seat map a layout would draw, before saving it.
+#[server(prefix = "/_app", endpoint = "admin/preview_layout", input = Json)]
+pub async fn preview_layout(sections: Vec<NewSection>) -> Result<String, AppError> {
+    let (_, _) = staff().await?;
+    frontrow_engine::layouts::validate_layout(&sections)?;
+    Ok(crate::seatmap::preview(&sections))
+}
+
+#[server(prefix = "/_app", endpoint = "admin/save_layout", input = Json)]
+pub async fn save_layout(name: String, sections: Vec<NewSection>) -> Result<Layout, AppError> {
+    let (engine, user) = staff().await?;
+    Ok(engine.save_layout(&user, &frontrow_model::NewLayout { name, sections }).await?)
+}
+
+#[server(prefix = "/_app", endpoint = "admin/create_account")]
+pub async fn create_account(email: String, password: String, name: String, role: String) -> Result<(), AppError> {
+    let (engine, user) = staff().await?;
+    let role: Role = role.parse().map_err(AppError::invalid)?;
+    engine.create_account(&user, &NewStaffUser { email, password, name, role }).await?;
+    back_to("/admin/staff?saved=1");
+    Ok(())
+}
+
+#[server(prefix = "/_app", endpoint = "admin/change_account")]
+pub async fn change_account(user_id: Uuid, disabled: Option<String>, password: Option<String>) -> Result<(), AppError> {
+    let (engine, user) = staff().await?;
+    let changes = UserChanges {
+        disabled: disabled.map(|d| d == "true"),
+        password: password.filter(|p| !p.is_empty()),
+    };
+    engine.change_account(&user, user_id, &changes).await?;
+    back_to("/admin/staff?saved=1");
+    Ok(())
+}

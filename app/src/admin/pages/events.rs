@@ -1,0 +1,259 @@
+//! The staff home (events with live figures, what needs attention), a new
+//! event, and one event's settings, waiting room and cancellation.
+
+use frontrow_model::{AppError, AttentionState, AuditReport, Event, Layout, PaymentAttention, QueueStats, StaffEventLine};
+use leptos::prelude::*;
+use leptos::server_fn::ServerFn;
+use serde::{Deserialize, Serialize};
+
+use super::param;
+use crate::admin::actions::{CancelEvent, ConfigureQueue, CreateEvent, UpdateEvent};
+use crate::admin::{local_input, refused, when, word, Frame};
+use crate::format::money;
+use crate::pages::redirect;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StaffHome {
+    pub events: Vec<StaffEventLine>,
+    pub attention: Vec<PaymentAttention>,
+}
+
+#[server(prefix = "/_app")]
+pub async fn load_staff_home() -> Result<StaffHome, AppError> {
+    let (engine, user) = crate::server::staff().await?;
+    Ok(StaffHome { events: engine.staff_events().await?, attention: engine.payments_needing_attention(&user).await? })
+}
+
+#[component]
+pub fn StaffHomePage() -> impl IntoView {
+    view! {
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                match load_staff_home().await {
+                    Err(e) => refused(e, "/admin"),
+                    Ok(home) => view! { <Frame title="Box office".to_owned() here="/admin".to_owned()><Home home/></Frame> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn Home(home: StaffHome) -> impl IntoView {
+    let count = |state: AttentionState| home.attention.iter().filter(|p| p.state == state).count();
+    let to_reconcile = count(AttentionState::CapturedWithoutBooking) + count(AttentionState::PendingPastWait);
+    let refunds_failing = count(AttentionState::RefundFailed);
+    let refunds_pending = count(AttentionState::RefundPending);
+    view! {
+        <section class="attention" aria-labelledby="attention-title">
+            <h2 id="attention-title">"Needs attention"</h2>
+            {if to_reconcile + refunds_failing + refunds_pending == 0 {
+                view! { <p class="ok">"Nothing: every payment is settled and every refund has gone through."</p> }.into_any()
+            } else {
+                view! {
+                    <ul class="attention-list">
+                        {(to_reconcile > 0).then(|| view! { <li><a href="/admin/payments">{to_reconcile} " payments to reconcile"</a></li> })}
+                        {(refunds_failing > 0).then(|| view! { <li class="bad"><a href="/admin/payments">{refunds_failing} " refunds failing"</a></li> })}
+                        {(refunds_pending > 0).then(|| view! { <li><a href="/admin/payments">{refunds_pending} " refunds pending"</a></li> })}
+                    </ul>
+                }.into_any()
+            }}
+        </section>
+        <p><a class="button-link" href="/admin/events/new">"New event"</a></p>
+        <table class="data">
+            <caption>"Events"</caption>
+            <thead><tr>
+                <th scope="col">"Event"</th><th scope="col">"Starts"</th><th scope="col">"Status"</th>
+                <th scope="col">"Sold"</th><th scope="col">"Held"</th><th scope="col">"Available"</th><th scope="col">"Blocked"</th>
+                <th scope="col">"Desk"</th>
+            </tr></thead>
+            <tbody>
+                {home.events.into_iter().map(|e| {
+                    let id = e.event_id;
+                    view! {
+                        <tr data-event-id=id.to_string()>
+                            <th scope="row"><a href=format!("/admin/events/{id}")>{e.name}</a>
+                                {(!e.published).then(|| view! { " " <span class="tag">"unpublished"</span> })}</th>
+                            <td>{when(e.starts_at)}</td>
+                            <td>{word(e.status)}</td>
+                            <td class="num">{e.seats_sold}</td>
+                            <td class="num">{e.seats_held}</td>
+                            <td class="num">{e.seats_available}</td>
+                            <td class="num">{e.seats_blocked}</td>
+                            <td><a href=format!("/admin/events/{id}/seats")>"Seats"</a> " · "
+                                <a href=format!("/admin/events/{id}/dashboard")>"Live"</a> " · "
+                                <a href=format!("/admin/events/{id}/audit")>"Audit"</a></td>
+                        </tr>
+                    }
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+}
+
+#[server(prefix = "/_app")]
+pub async fn load_layouts_for_event() -> Result<Vec<Layout>, AppError> {
+    let (engine, _) = crate::server::staff().await?;
+    Ok(engine.layouts().await?)
+}
+
+#[component]
+pub fn NewEventPage() -> impl IntoView {
+    view! {
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                match load_layouts_for_event().await {
+                    Err(e) => refused(e, "/admin/events/new"),
+                    Ok(layouts) => view! {
+                        <Frame title="New event".to_owned() here="/admin/events/new".to_owned()>
+                            <NewEventForm layouts/>
+                        </Frame>
+                    }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn NewEventForm(layouts: Vec<Layout>) -> impl IntoView {
+    if layouts.is_empty() {
+        return view! { <p>"No layouts yet. " <a href="/admin/layouts/new">"Build a layout"</a> " first: events are seated from one."</p> }.into_any();
+    }
+    let hint = layouts.iter().map(|l| format!("{}: {}", l.name, l.tiers.iter().map(|t| format!("{t}=")).collect::<Vec<_>>().join(" "))).collect::<Vec<_>>().join("; ");
+    view! {
+        <form class="stacked" method="post" action=CreateEvent::PATH>
+            <label>"Name" <input name="name" required maxlength="200"/></label>
+            <label>"Kind" <input name="kind" value="concert" required maxlength="50"/></label>
+            <label>"Venue" <input name="venue" required maxlength="200"/></label>
+            <label>"Starts (UTC)" <input type="datetime-local" name="starts_at" required/></label>
+            <label>"Sale opens (UTC; empty: at once)" <input type="datetime-local" name="sale_opens_at"/></label>
+            <label>"Hold time (seconds)" <input type="number" name="hold_ttl_seconds" value="480" min="1" max="3600"/></label>
+            <label>"Seats per order" <input type="number" name="max_seats_per_order" value="8" min="1" max="50"/></label>
+            <label>"Layout"
+                <select name="layout_id" required>
+                    {layouts.into_iter().map(|l| view! { <option value=l.layout_id.to_string()>{format!("{} ({} seats; tiers {})", l.name, l.seats_total, l.tiers.join(", "))}</option> }).collect_view()}
+                </select>
+            </label>
+            <label>"Prices, one tier per line (Tier=65.00)"
+                <textarea name="prices" rows="4" required aria-describedby="prices-hint"></textarea>
+            </label>
+            <p class="hint" id="prices-hint">{hint}</p>
+            <label class="check"><input type="checkbox" name="published" checked/> "Published (fans can see it)"</label>
+            <button class="primary" type="submit">"Create event"</button>
+        </form>
+    }.into_any()
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StaffEvent {
+    pub event: Event,
+    pub line: StaffEventLine,
+    pub queue: QueueStats,
+    pub audit: AuditReport,
+}
+
+#[server(prefix = "/_app")]
+pub async fn load_staff_event(event_id: String) -> Result<StaffEvent, AppError> {
+    let (engine, _) = crate::server::staff().await?;
+    let id: uuid::Uuid = event_id.parse().map_err(|_| AppError::not_found())?;
+    let event = engine.event(id).await?;
+    let line = engine.staff_events().await?.into_iter().find(|e| e.event_id == id).ok_or_else(AppError::not_found)?;
+    Ok(StaffEvent { queue: engine.queue_stats(id).await?, audit: engine.audit(Some(id)).await?, event, line })
+}
+
+#[component]
+pub fn StaffEventPage() -> impl IntoView {
+    let id = param("id");
+    view! {
+        <Suspense fallback=|| ()>
+            {move || {
+                let id = id.clone();
+                Suspend::new(async move {
+                    let here = format!("/admin/events/{id}");
+                    match load_staff_event(id).await {
+                        Err(e) => refused(e, &here),
+                        Ok(data) => view! {
+                            <Frame title=data.event.name.clone() here=here><EventSettings data/></Frame>
+                        }.into_any(),
+                    }
+                })
+            }}
+        </Suspense>
+    }
+}
+
+#[component]
+fn EventSettings(data: StaffEvent) -> impl IntoView {
+    let StaffEvent { event, line, queue, audit } = data;
+    let id = event.event_id;
+    let cancelled = event.cancelled_at.is_some();
+    view! {
+        <p class="meta">{event.venue.clone()} " · " {when(event.starts_at)} " · " <strong>{word(line.status)}</strong>
+            {(!event.published).then(|| view! { " · " <span class="tag">"unpublished"</span> })}</p>
+        <ul class="figures" aria-label="Seats">
+            <li><strong>{line.seats_sold}</strong>" sold"</li>
+            <li><strong>{line.seats_held}</strong>" held"</li>
+            <li><strong>{line.seats_available}</strong>" available"</li>
+            <li><strong>{line.seats_blocked}</strong>" blocked"</li>
+            <li class=if audit.oversold_seats == 0 { "good" } else { "bad" }><strong>{audit.oversold_seats}</strong>" oversold"</li>
+        </ul>
+        <p class="links">
+            <a href=format!("/admin/events/{id}/seats")>"Seats and counter sales"</a> " · "
+            <a href=format!("/admin/events/{id}/dashboard")>"Live dashboard"</a> " · "
+            <a href=format!("/admin/events/{id}/audit")>"Audit and change log"</a> " · "
+            <a href=format!("/admin/bookings?event_id={id}")>"Bookings"</a> " · "
+            <a href=format!("/events/{id}")>"Fan page"</a>
+        </p>
+        {if cancelled {
+            view! { <p class="msg error" role="status">"This event is cancelled: nothing more is sold, and every booking is refunded."</p> }.into_any()
+        } else {
+            view! {
+                <h2>"Settings"</h2>
+                <form class="stacked" method="post" action=UpdateEvent::PATH>
+                    <input type="hidden" name="event_id" value=id.to_string()/>
+                    <label>"Name" <input name="name" value=event.name.clone() required maxlength="200"/></label>
+                    <label>"Venue" <input name="venue" value=event.venue.clone() required maxlength="200"/></label>
+                    <label>"Starts (UTC)" <input type="datetime-local" name="starts_at" value=local_input(event.starts_at) required/></label>
+                    <label>"Sale opens (UTC)" <input type="datetime-local" name="sale_opens_at" value=local_input(event.sale_opens_at) required/></label>
+                    <label>"Hold time (seconds)" <input type="number" name="hold_ttl_seconds" value=event.hold_ttl_seconds min="1" max="3600"/></label>
+                    <label>"Seats per order" <input type="number" name="max_seats_per_order" value=event.max_seats_per_order min="1" max="50"/></label>
+                    <label class="check"><input type="checkbox" name="published" checked=event.published/> "Published (fans can see it)"</label>
+                    <button class="primary" type="submit">"Save"</button>
+                </form>
+                <p class="hint">"Prices: " {event.tiers.iter().map(|t| format!("{} {}", t.tier, money(i64::from(t.price_cents)))).collect::<Vec<_>>().join(", ")}</p>
+
+                <h2 id="waiting-room">"Waiting room"</h2>
+                <dl class="queue-figures">
+                    <dt>"Waiting"</dt><dd>{queue.queue_length}</dd>
+                    <dt>"Shopping now"</dt><dd>{queue.active_shoppers}</dd>
+                    <dt>"Admitted so far"</dt><dd>{queue.admitted_total}</dd>
+                    <dt>"Admissions per second"</dt><dd>{format!("{:.1}", queue.admission_rate)}</dd>
+                </dl>
+                <form class="stacked" method="post" action=ConfigureQueue::PATH>
+                    <input type="hidden" name="event_id" value=id.to_string()/>
+                    <label class="check"><input type="checkbox" name="waiting_room_enabled" checked=queue.waiting_room_enabled/> "Waiting room on"</label>
+                    <label class="check"><input type="checkbox" name="paused" checked=queue.paused/> "Admission paused"</label>
+                    <label>"k (shoppers per remaining seat)" <input type="number" name="admission_factor" value=queue.admission_factor step="0.1" min="0.1" max="20"/></label>
+                    <label>"At most shopping at once" <input type="number" name="max_active" value=queue.max_active min="1" max="1000000"/></label>
+                    <button type="submit">"Apply"</button>
+                </form>
+
+                <h2>"Cancel the event"</h2>
+                <form class="stacked danger" method="post" action=CancelEvent::PATH>
+                    <input type="hidden" name="event_id" value=id.to_string()/>
+                    <label>"Reason (fans are refunded in full)" <input name="reason" required maxlength="500"/></label>
+                    <button class="danger" type="submit">"Cancel event and refund every booking"</button>
+                </form>
+            }.into_any()
+        }}
+    }
+}
+
+/// The waiting room's controls live on the event's page now.
+#[component]
+pub fn WaitingRoomRedirect() -> impl IntoView {
+    let to = format!("/admin/events/{}#waiting-room", param("id"));
+    redirect(&to);
+    view! { <p><a href=to>"The waiting room's controls"</a></p> }
+}
