@@ -201,8 +201,11 @@ async fn money_that_arrives_after_the_deadline_is_refunded() {
     .await;
     let done = settled(&fan, &checkout_id).await;
     assert_eq!(done["status"], "refunded", "{done:?}");
-    let refunded: i64 = count(&app, "SELECT count(*) FROM refunds WHERE status = 'succeeded'").await;
-    assert_eq!(refunded, 1);
+    // The refund is recorded with the answer, and sent right after it.
+    eventually(10, "the refund to go through", || async {
+        (count(&app, "SELECT count(*) FROM refunds WHERE status = 'succeeded'").await == 1).then_some(())
+    })
+    .await;
     let provider_refunded = count(&app, "SELECT count(*) FROM sim_provider_payments WHERE refunded_cents = amount_cents").await;
     assert_eq!(provider_refunded, 1);
     // The release was recorded on the payment.

@@ -293,3 +293,29 @@ pub async fn seat_state(pool: &PgPool, event_id: Uuid, seat_id: &str) -> String 
         .expect("seat")
 }
 
+
+/// Sends a request by hand over TCP and returns the response's status:
+/// `head` is the request line and headers (without the blank line), then
+/// each body part in turn. Writes that fail are ignored (a server that
+/// refuses a body may close before reading it all); the status is what
+/// matters.
+pub async fn raw_status(addr: SocketAddr, head: &str, body: &[&[u8]]) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut socket = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    socket.write_all(format!("{head}\r\n\r\n").as_bytes()).await.expect("head sent");
+    for part in body {
+        if socket.write_all(part).await.is_err() {
+            break;
+        }
+    }
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !answer.windows(2).any(|w| w == b"\r\n") {
+        match socket.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => answer.extend_from_slice(&buf[..n]),
+        }
+    }
+    let line = String::from_utf8_lossy(&answer);
+    line.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("no status line in {line:?}"))
+}
