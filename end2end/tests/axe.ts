@@ -13,7 +13,8 @@ interface Finding {
 }
 
 /**
- * Runs axe on the page; attaches the full report; returns the serious and critical findings.
+ * Runs axe on the page; attaches the full report; returns the findings of
+ * the given impacts (all of them when `impacts` is omitted).
  *
  * Legacy mode runs the whole audit inside the page, and `resultTypes` keeps
  * only one example node of each passing rule: violations are still reported
@@ -21,7 +22,7 @@ interface Finding {
  * unique selector for every seat that passed. (There are no iframes, which
  * is all that legacy mode gives up.)
  */
-async function seriousViolations(page: Page, testInfo: TestInfo, name: string): Promise<Finding[]> {
+async function violations(page: Page, testInfo: TestInfo, name: string, impacts?: string[]): Promise<Finding[]> {
   const results = await new AxeBuilder({ page }).setLegacyMode(true).options({ resultTypes: ['violations'] }).analyze();
   const report = testInfo.outputPath(`axe-${name}.json`);
   const incomplete = results.incomplete.map((i) => ({ rule: i.id, impact: i.impact, nodes: i.nodes.map((n) => n.target.map(String).join(' ')) }));
@@ -29,7 +30,7 @@ async function seriousViolations(page: Page, testInfo: TestInfo, name: string): 
   await writeFile(report, JSON.stringify(summary, null, 2));
   await testInfo.attach(`axe-${name}.json`, { path: report, contentType: 'application/json' });
   return results.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .filter((v) => !impacts || impacts.includes(v.impact ?? ''))
     .map((v) => ({
       rule: v.id,
       impact: v.impact,
@@ -40,6 +41,13 @@ async function seriousViolations(page: Page, testInfo: TestInfo, name: string): 
 
 export async function expectNoSeriousViolations(page: Page, testInfo: TestInfo, name: string) {
   await snap(page, testInfo, `axe-${name}`, true);
-  const findings = await seriousViolations(page, testInfo, name);
+  const findings = await violations(page, testInfo, name, ['serious', 'critical']);
   expect(findings, `serious or critical axe violations on ${page.url()}:\n${JSON.stringify(findings, null, 2)}`).toEqual([]);
+}
+
+/** No axe violation of any impact. */
+export async function expectNoViolations(page: Page, testInfo: TestInfo, name: string) {
+  await snap(page, testInfo, `axe-${name}`, true);
+  const findings = await violations(page, testInfo, name);
+  expect(findings, `axe violations on ${page.url()}:\n${JSON.stringify(findings, null, 2)}`).toEqual([]);
 }
