@@ -12,15 +12,21 @@ use leptos::server_fn::codec::Json;
 use uuid::Uuid;
 
 /// Claims the seats, all or none. `admission_token` is required while the
-/// event's waiting room is on.
+/// event's waiting room is on. The same `idempotency_key` and seats again
+/// answer the hold the first request made (200).
 #[server(prefix = "/_app", endpoint = "hold", input = Json)]
-pub async fn hold_seats(event_id: Uuid, seat_ids: Vec<SeatId>, admission_token: Option<String>) -> Result<Hold, AppError> {
+pub async fn hold_seats(
+    event_id: Uuid,
+    seat_ids: Vec<SeatId>,
+    admission_token: Option<String>,
+    idempotency_key: Option<IdempotencyKey>,
+) -> Result<Hold, AppError> {
     use crate::server::{fan, set_status};
     let (engine, session, user) = fan().await?;
     let admission = crate::session::admission(&session, &engine, event_id, user.user_id, admission_token.as_deref()).await?;
-    let hold = engine.hold(user.user_id, event_id, &seat_ids, admission.as_ref()).await?;
-    set_status(201);
-    Ok(hold)
+    let held = engine.hold(user.user_id, event_id, &seat_ids, admission.as_ref(), idempotency_key.as_ref()).await?;
+    set_status(if held.existing { 200 } else { 201 });
+    Ok(held.hold)
 }
 
 /// Finds the best `count` seats side by side in `tier` and holds them.

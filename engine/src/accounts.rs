@@ -142,6 +142,19 @@ impl Engine {
         }
     }
 
+    /// Disables the account `email` if its password is still `password` (a
+    /// published default); answers whether it did.
+    pub async fn disable_if_password(&self, email: &str, password: &str) -> Result<bool> {
+        match self.authenticate(email, password).await {
+            Ok(user) => {
+                sqlx::query!("UPDATE users SET disabled_at = now() WHERE user_id = $1", user.user_id).execute(self.pool()).await?;
+                Ok(true)
+            }
+            Err(EngineError::InvalidCredentials) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
     /// The account behind a session (none once disabled).
     pub async fn user(&self, user_id: Uuid) -> Result<Option<User>> {
         let row = sqlx::query!(

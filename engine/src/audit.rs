@@ -36,6 +36,9 @@ async fn audit(pool: &sqlx::PgPool, event_id: Option<Uuid>) -> Result<AuditRepor
                                    WHERE c.checkout_id = pi.checkout_id)
                   AND NOT EXISTS (SELECT 1 FROM refunds r WHERE r.payment_id = pi.payment_id)) AS "captured_without_booking!",
              (SELECT count(*) FROM refunds r JOIN pi USING (payment_id) WHERE r.status <> 'succeeded') AS "refunds_pending!",
+             -- Seats gone, charge not proved either way: watched, or handed to a person.
+             (SELECT count(*) FROM pi WHERE pi.settled_at IS NULL AND (pi.seats_released_at IS NOT NULL OR pi.gave_up_at IS NOT NULL))
+               AS "payments_unresolved!",
              (SELECT count(*) FROM s WHERE (s.state = 'payment_pending' OR (s.state = 'held' AND s.hold_expires_at > now()))
                   AND NOT EXISTS (SELECT 1 FROM holds h WHERE h.hold_id = s.hold_id AND h.hold_token = s.hold_token
                                     AND h.user_id = s.holder_id AND h.state IN ('active', 'checking_out')))
@@ -58,7 +61,7 @@ async fn audit(pool: &sqlx::PgPool, event_id: Option<Uuid>) -> Result<AuditRepor
         bookings: r.bookings,
         payments_captured_without_booking: r.captured_without_booking,
         refunds_pending: r.refunds_pending,
-        payments_unresolved: 0,
+        payments_unresolved: r.payments_unresolved,
         held_without_live_hold: r.held_without_live_hold,
         sold_mismatched: r.sold_mismatched,
     })

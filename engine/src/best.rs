@@ -192,9 +192,9 @@ impl Engine {
             }
             let choice = if attempt == 1 { 0 } else { rand::thread_rng().gen_range(0..options.len().min(attempt * 3)) };
             let seat_ids: Vec<SeatId> = options.swap_remove(choice).into_iter().map(SeatId::parse).collect::<std::result::Result<_, _>>()?;
-            match self.hold(fan, event_id, &seat_ids, admission).await {
+            match self.hold_seats(fan, event_id, &seat_ids, admission, None).await {
                 Err(EngineError::SeatsUnavailable { .. }) if attempt < MAX_ATTEMPTS => continue,
-                other => return other,
+                other => return other.map(|held| held.hold),
             }
         }
     }

@@ -329,8 +329,8 @@ pub(crate) async fn pay(engine: &Engine, checkout_id: Uuid, request: &PaymentReq
     }
 }
 
-/// Settles a checkout by what the provider knows of its payment, without
-/// sending it again.
+/// Settles a checkout whose seats are gone by what the provider knows of
+/// its payment.
 async fn settle_by_lookup(engine: &Engine, checkout_id: Uuid, provider_key: &str) -> Result<CheckoutOutcome> {
     let pool = engine.pool();
     match engine.provider().find_payment(provider_key).await {
@@ -340,7 +340,10 @@ async fn settle_by_lookup(engine: &Engine, checkout_id: Uuid, provider_key: &str
             PaymentStatus::Declined { reason } => settle_unpaid(pool, checkout_id, Unpaid::Failed(reason)).await,
             PaymentStatus::Canceled => settle_unpaid(pool, checkout_id, Unpaid::Failed("payment canceled".into())).await,
         },
-        Ok(None) => settle_unpaid(pool, checkout_id, Unpaid::Failed("the payment never reached the provider".into())).await,
+        // Not found is no proof: a provider's search lags behind its
+        // charges. Ask again by sending the create with the same key: the
+        // original comes back if it arrived (refunded, as the seats are gone).
+        Ok(None) => pay(engine, checkout_id, &recorded_request(pool, checkout_id, &engine.settings().currency).await?).await,
         Err(e) => mark_pending(pool, checkout_id, None, PaymentState::Unknown, Some(&e.to_string())).await,
     }
 }

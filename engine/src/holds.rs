@@ -9,31 +9,53 @@
 use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
-use frontrow_model::{seat_list, Hold, HoldState, HoldStatus, HoldToken, SeatId};
+use frontrow_model::{seat_list, Hold, HoldState, HoldStatus, HoldToken, IdempotencyKey, SeatId};
 use uuid::Uuid;
 
 use crate::admission::Admission;
 use crate::db::{retrying, LOCK_FAN_LIMIT};
 use crate::error::{EngineError, Result};
 use crate::seats;
-use crate::tokens::hold_token;
+use crate::tokens::{hold_token, sha256_hex};
 use crate::Engine;
+
+/// A hold asked for, and whether it is a new one or one the fan already had.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Held {
+    pub hold: Hold,
+    /// The same request came again (its key, or exactly the seats of a live
+    /// hold of this fan): this is that hold, not a new one.
+    pub existing: bool,
+}
+
+/// What makes two hold requests the same: the event and the set of seats.
+fn hold_request_hash(event_id: Uuid, seat_ids: &[String]) -> String {
+    let mut sorted: Vec<&str> = seat_ids.iter().map(String::as_str).collect();
+    sorted.sort_unstable();
+    sha256_hex(format!("{event_id}\n{}", sorted.join("\n")).as_bytes())
+}
 
 impl Engine {
     /// Claims every seat in `seat_ids` for `fan`, or none of them. An event
     /// whose waiting room is on needs the fan's [`Admission`].
-    pub async fn hold(&self, fan: Uuid, event_id: Uuid, seat_ids: &[SeatId], admission: Option<&Admission>) -> Result<Hold> {
-        seat_list(seat_ids)?;
-        let rules = self.rules(event_id).await?;
-        rules.check_can_hold(fan, admission)?;
-        if seat_ids.len() > rules.max_seats_per_order as usize {
-            return Err(EngineError::TooManySeats { max: rules.max_seats_per_order });
-        }
-        let ids: Vec<String> = seat_ids.iter().map(|s| s.as_str().to_owned()).collect();
-        let outcome = retrying(|| self.try_hold(event_id, fan, &ids, rules.hold_ttl_seconds, rules.max_seats_per_order)).await;
-        let outcome = match outcome {
+    ///
+    /// A retry is safe: with the `key` of an earlier request for the same
+    /// seats, that hold comes back while it lives (another request under the
+    /// key is refused); without one, asking again for exactly the seats of a
+    /// live hold of this fan answers that hold rather than naming the fan's
+    /// own seats as taken.
+    pub async fn hold(
+        &self,
+        fan: Uuid,
+        event_id: Uuid,
+        seat_ids: &[SeatId],
+        admission: Option<&Admission>,
+        key: Option<&IdempotencyKey>,
+    ) -> Result<Held> {
+        let outcome = match self.hold_seats(fan, event_id, seat_ids, admission, key).await {
+            // A lost race: offer the nearest seats that are free together.
             Err(EngineError::SeatsUnavailable { conflict_seats, .. }) => {
-                let suggestion = self.nearest_free(event_id, &conflict_seats, ids.len()).await;
+                let suggestion = self.nearest_free(event_id, &conflict_seats, seat_ids.len()).await;
                 Err(EngineError::SeatsUnavailable { conflict_seats, suggestion })
             }
             other => other,
@@ -42,7 +64,81 @@ impl Engine {
         outcome
     }
 
-    async fn try_hold(&self, event_id: Uuid, fan: Uuid, seat_ids: &[String], ttl_seconds: i32, max_per_order: i32) -> Result<Hold> {
+    /// [`Engine::hold`] without the suggestion after a lost race.
+    pub(crate) async fn hold_seats(
+        &self,
+        fan: Uuid,
+        event_id: Uuid,
+        seat_ids: &[SeatId],
+        admission: Option<&Admission>,
+        key: Option<&IdempotencyKey>,
+    ) -> Result<Held> {
+        seat_list(seat_ids)?;
+        let rules = self.rules(event_id).await?;
+        rules.check_can_hold(fan, admission)?;
+        if seat_ids.len() > rules.max_seats_per_order as usize {
+            return Err(EngineError::TooManySeats { max: rules.max_seats_per_order });
+        }
+        let ids: Vec<String> = seat_ids.iter().map(|s| s.as_str().to_owned()).collect();
+        let request_hash = hold_request_hash(event_id, &ids);
+        let key = key.map(IdempotencyKey::as_str);
+        let fresh = retrying(|| self.try_hold(event_id, fan, &ids, rules.hold_ttl_seconds, rules.max_seats_per_order, key, &request_hash)).await;
+        match fresh {
+            Ok(hold) => Ok(Held { hold, existing: false }),
+            // Seats taken, or the key already used: perhaps by this very
+            // request, sent before.
+            Err(e @ (EngineError::SeatsUnavailable { .. } | EngineError::IdempotencyKeyInUse)) => {
+                match self.earlier_hold(fan, event_id, &ids, key, &request_hash).await? {
+                    Some(hold) => Ok(Held { hold, existing: true }),
+                    None => Err(e),
+                }
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The live hold an earlier, identical request made: by its key, or
+    /// (without a key) by exactly these seats. A key used for other seats,
+    /// or whose hold has ended, is refused.
+    async fn earlier_hold(&self, fan: Uuid, event_id: Uuid, seat_ids: &[String], key: Option<&str>, request_hash: &str) -> Result<Option<Hold>> {
+        let row = sqlx::query!(
+            r#"SELECT hold_id, hold_token, event_id, seat_ids, total_cents, expires_at AS "expires_at: DateTime<Utc>",
+                      request_hash, state = 'active' AND expires_at > now() AS "live!"
+                 FROM holds
+                WHERE user_id = $1
+                  AND CASE WHEN $2::text IS NOT NULL THEN idempotency_key = $2
+                           ELSE event_id = $3 AND state = 'active' AND expires_at > now()
+                                AND (SELECT array_agg(s ORDER BY s) FROM unnest(seat_ids) s) = (SELECT array_agg(s ORDER BY s) FROM unnest($4::text[]) s)
+                      END
+                LIMIT 1"#,
+            fan,
+            key,
+            event_id,
+            seat_ids,
+        )
+        .fetch_optional(self.pool())
+        .await?;
+        let Some(r) = row else { return Ok(None) };
+        if key.is_some() && r.request_hash.as_deref() != Some(request_hash) {
+            return Err(EngineError::IdempotencyKeyReused);
+        }
+        if !r.live {
+            return Err(EngineError::HoldExpired);
+        }
+        Ok(Some(Hold { hold_id: r.hold_id, hold_token: r.hold_token, event_id: r.event_id, seat_ids: r.seat_ids, expires_at: r.expires_at, total_cents: r.total_cents }))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn try_hold(
+        &self,
+        event_id: Uuid,
+        fan: Uuid,
+        seat_ids: &[String],
+        ttl_seconds: i32,
+        max_per_order: i32,
+        key: Option<&str>,
+        request_hash: &str,
+    ) -> Result<Hold> {
         let hold_id = Uuid::new_v4();
         let token = hold_token();
         let mut tx = self.pool().begin().await?;
@@ -80,9 +176,10 @@ impl Engine {
 
         let expires_at = claimed[0].expires_at;
         let total_cents: i64 = claimed.iter().map(|c| i64::from(c.price_cents)).sum();
-        sqlx::query!(
-            r#"INSERT INTO holds (hold_id, event_id, user_id, hold_token, seat_ids, total_cents, expires_at)
-               VALUES ($1, $2, $3, $4, $5, $6, $7)"#,
+        let inserted = sqlx::query!(
+            r#"INSERT INTO holds (hold_id, event_id, user_id, hold_token, seat_ids, total_cents, expires_at, idempotency_key, request_hash)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+               ON CONFLICT (user_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING"#,
             hold_id,
             event_id,
             fan,
@@ -90,9 +187,16 @@ impl Engine {
             seat_ids,
             total_cents,
             expires_at as DateTime<Utc>,
+            key,
+            request_hash,
         )
         .execute(&mut *tx)
         .await?;
+        if inserted.rows_affected() == 0 {
+            // The key is already taken: give the seats back and answer by it.
+            tx.rollback().await?;
+            return Err(EngineError::IdempotencyKeyInUse);
+        }
         tx.commit().await?;
         Ok(Hold { hold_id, hold_token: token, event_id, seat_ids: seat_ids.to_vec(), expires_at, total_cents })
     }
@@ -179,8 +283,9 @@ impl Engine {
     }
 }
 
-fn record_hold_metric(outcome: &Result<Hold>) {
+fn record_hold_metric(outcome: &Result<Held>) {
     let label = match outcome {
+        Ok(Held { existing: true, .. }) => "existing",
         Ok(_) => "held",
         Err(EngineError::SeatsUnavailable { .. }) => "conflict",
         Err(EngineError::TooManySeats { .. }) => "too_many",

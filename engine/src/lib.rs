@@ -20,6 +20,7 @@ mod counter;
 pub mod db;
 pub mod error;
 mod holds;
+pub use holds::Held;
 pub mod layouts;
 pub mod live;
 pub mod mail;
@@ -63,6 +64,10 @@ pub struct EngineSettings {
     pub admission_secret: Arc<[u8]>,
     /// Test-only fault injection (a name of a point to die at).
     pub failpoint: Option<String>,
+    /// How long a payment we cannot prove uncharged is asked about before
+    /// it is handed to a person: at least the provider's idempotency window,
+    /// within which a repeated create answers the original charge.
+    pub payment_watch: Duration,
 }
 
 impl Default for EngineSettings {
@@ -74,6 +79,7 @@ impl Default for EngineSettings {
             currency: "eur".to_owned(),
             admission_secret: Arc::from(&b""[..]),
             failpoint: None,
+            payment_watch: Duration::from_secs(24 * 3600),
         }
     }
 }

@@ -5,16 +5,18 @@
 //! captured → sell the seats if they are still reserved for it, else refund;
 //! refused → hand the seats back; still unknown past the payment deadline →
 //! let the seats go (recorded), keep asking, refund if the money arrives.
-//! A payment the provider has no record of is sent again with the same
-//! idempotency key while its seats are still reserved (a provider's search
-//! index may lag, and the repeat returns the original if it did arrive);
-//! once the seats have gone, it is closed as failed. Nothing stays pending.
+//! A payment the provider's search cannot find is sent again with the same
+//! idempotency key (the search may lag for an hour; the repeat returns the
+//! original charge if it did arrive, which is refunded if its seats are
+//! gone). A payment that cannot be proved uncharged stays under watch,
+//! asked about with back-off, until the provider's idempotency window has
+//! passed; then a person is told. Nothing is closed on a guess.
 
 use std::time::Duration;
 
 use uuid::Uuid;
 
-use crate::checkout::{mark_pending, pay, recorded_request, seats_reserved, settle_success, settle_unpaid, CheckoutOutcome, Unpaid, CASH};
+use crate::checkout::{mark_pending, pay, recorded_request, settle_success, settle_unpaid, CheckoutOutcome, Unpaid, CASH};
 use crate::refunds::attempt_refund;
 use crate::db::PaymentState;
 use crate::error::Result;
@@ -34,6 +36,11 @@ pub struct ReconcileStats {
     pub released: u32,
     pub still_pending: u32,
     pub refunds_retried: u32,
+    /// Payments whose seats are gone and whose charge is not proved either
+    /// way yet (asked about again with back-off).
+    pub watched: u32,
+    /// Payments handed to a person: still unproved at the end of the watch.
+    pub gave_up: u32,
 }
 
 impl ReconcileStats {
@@ -64,8 +71,8 @@ async fn reconcile_once(engine: &Engine) -> Result<ReconcileStats> {
     let candidates = sqlx::query_scalar!(
         r#"SELECT pi.checkout_id
            FROM payment_intents pi JOIN checkouts c USING (checkout_id)
-           WHERE pi.settled_at IS NULL AND c.lease_until <= now()
-           ORDER BY pi.updated_at LIMIT 200"#
+           WHERE pi.settled_at IS NULL AND pi.next_check_at <= now() AND c.lease_until <= now()
+           ORDER BY pi.next_check_at LIMIT 200"#
     )
     .fetch_all(pool)
     .await?;
@@ -137,8 +144,50 @@ async fn settle_claimed(engine: &Engine, checkout_id: Uuid, lease_secs: f64, sta
     } else {
         settle_one(engine, checkout_id, &payment.provider_key, payment.provider_ref.as_deref(), stats).await
     };
+    if let Err(e) = watch(engine, checkout_id, stats).await {
+        tracing::warn!(%checkout_id, error = %e, "scheduling the next look at a payment failed");
+    }
     sqlx::query!("UPDATE checkouts SET lease_until = now() WHERE checkout_id = $1", checkout_id).execute(pool).await?;
     result
+}
+
+/// After a look at a payment that is still not settled: while its seats
+/// wait, look again next round; once they are gone, wait as long as they
+/// have been gone (1 s, 2 s, 4 s, … up to an hour between looks); past the
+/// watch, hand it to a person, loudly.
+async fn watch(engine: &Engine, checkout_id: Uuid, stats: &mut ReconcileStats) -> Result<()> {
+    let pool = engine.pool();
+    let watched = sqlx::query!(
+        r#"UPDATE payment_intents
+              SET checks = checks + 1,
+                  next_check_at = CASE WHEN seats_released_at IS NULL THEN now()
+                                       ELSE now() + least(interval '1 hour', greatest(interval '1 second', now() - seats_released_at)) END
+            WHERE checkout_id = $1 AND settled_at IS NULL AND gave_up_at IS NULL
+        RETURNING payment_id, seats_released_at IS NOT NULL AS "released!",
+                  created_at < now() - make_interval(secs => $2) AS "watch_over!""#,
+        checkout_id,
+        engine.settings().payment_watch.as_secs_f64()
+    )
+    .fetch_optional(pool)
+    .await?;
+    let Some(w) = watched.filter(|w| w.released) else { return Ok(()) };
+    if !w.watch_over {
+        stats.watched += 1;
+        return Ok(());
+    }
+    sqlx::query!(
+        "UPDATE payment_intents SET gave_up_at = now(), next_check_at = 'infinity', updated_at = now() WHERE checkout_id = $1",
+        checkout_id
+    )
+    .execute(pool)
+    .await?;
+    stats.gave_up += 1;
+    metrics::counter!("frontrow_payments_gave_up_total").increment(1);
+    tracing::error!(
+        payment_id = %w.payment_id, %checkout_id,
+        "a payment could not be proved charged or uncharged within the provider's idempotency window: check it with the provider by hand (Box office → Payments)"
+    );
+    Ok(())
 }
 
 async fn settle_one(
@@ -191,7 +240,9 @@ async fn settle_one(
                 stats.still_pending += 1;
             }
         },
-        Ok(None) if seats_reserved(pool, checkout_id).await? => {
+        // Not found is no proof (the search may lag): send the create again
+        // with the same key, which answers the original if it arrived.
+        Ok(None) => {
             let request = recorded_request(pool, checkout_id, &engine.settings().currency).await?;
             let outcome = pay(engine, checkout_id, &request).await?;
             if matches!(outcome, CheckoutOutcome::PaymentPending { .. }) {
@@ -199,10 +250,6 @@ async fn settle_one(
                 stats.released += release_past_deadline(pool, checkout_id).await?;
             }
             stats.count(&outcome);
-        }
-        Ok(None) => {
-            settle_unpaid(pool, checkout_id, Unpaid::Failed("the payment never reached the provider".into())).await?;
-            stats.failed += 1;
         }
         Err(e) => {
             tracing::warn!(%checkout_id, error = %e, "payment provider unreachable during reconciliation");

@@ -127,8 +127,10 @@ impl Engine {
                 WHERE pi.status = 'succeeded' AND c.booking_id IS NULL
                   AND NOT EXISTS (SELECT 1 FROM refunds r WHERE r.payment_id = pi.payment_id)
                UNION ALL
-               SELECT pi.payment_id, pi.checkout_id, c.event_id, 'pending_past_wait', pi.amount_cents,
-                      coalesce(pi.last_error, 'the provider has not said yet'), pi.created_at
+               SELECT pi.payment_id, pi.checkout_id, c.event_id,
+                      CASE WHEN pi.gave_up_at IS NOT NULL THEN 'gave_up'
+                           WHEN pi.seats_released_at IS NOT NULL THEN 'watched' ELSE 'pending_past_wait' END,
+                      pi.amount_cents, coalesce(pi.last_error, 'the provider has not said yet'), pi.created_at
                  FROM payment_intents pi JOIN checkouts c USING (checkout_id)
                 WHERE pi.settled_at IS NULL AND pi.created_at < now() - make_interval(secs => $1)
                UNION ALL
@@ -151,6 +153,8 @@ impl Engine {
                 state: match r.state.as_str() {
                     "captured_without_booking" => AttentionState::CapturedWithoutBooking,
                     "pending_past_wait" => AttentionState::PendingPastWait,
+                    "watched" => AttentionState::Watched,
+                    "gave_up" => AttentionState::GaveUp,
                     "refund_failed" => AttentionState::RefundFailed,
                     _ => AttentionState::RefundPending,
                 },

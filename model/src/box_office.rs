@@ -233,6 +233,12 @@ pub enum AttentionState {
     CapturedWithoutBooking,
     /// The payment's outcome is still unknown past the checkout's wait.
     PendingPastWait,
+    /// Its seats are gone and the charge is not proved either way yet: the
+    /// provider is asked again with back-off (a found charge is refunded).
+    Watched,
+    /// Still unproved at the end of the provider's idempotency window:
+    /// a person must check it with the provider.
+    GaveUp,
     /// A refund has not gone through yet.
     RefundPending,
     /// The provider refused a refund.

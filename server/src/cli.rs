@@ -83,6 +83,7 @@ async fn command(command: Command, db: &DatabaseArgs, pool: sqlx::PgPool) -> Res
 }
 
 async fn serve(mut args: ServeArgs, db: &DatabaseArgs, pool: sqlx::PgPool) -> Result<()> {
+    args.secrets_from_env()?;
     if args.secret.is_none() {
         args.secret = Some(load_or_create_secret(&db.data_dir)?);
     }
@@ -117,23 +118,37 @@ async fn wait_for_signal() {
     let _ = ctrl_c.await;
 }
 
-/// The signing secret, generated once and kept (mode 0600) in the data dir.
+/// The signing secret, generated once and kept in the data dir. The file is
+/// written whole under a temporary name with mode 0600 from its creation,
+/// then linked into place, so no reader ever sees it partial or readable by
+/// others, and two servers starting together agree on one secret.
 fn load_or_create_secret(data_dir: &Path) -> Result<String> {
     let path = data_dir.join("secret");
-    if let Ok(existing) = std::fs::read_to_string(&path) {
-        if !existing.trim().is_empty() {
-            return Ok(existing.trim().to_owned());
-        }
+    let read = |path: &Path| std::fs::read_to_string(path).ok().map(|s| s.trim().to_owned()).filter(|s| !s.is_empty());
+    if let Some(existing) = read(&path) {
+        return Ok(existing);
     }
     std::fs::create_dir_all(data_dir)?;
     let mut bytes = [0u8; 32];
     rand::RngCore::fill_bytes(&mut rand::rngs::OsRng, &mut bytes);
     let secret = hex::encode(bytes);
-    std::fs::write(&path, &secret).with_context(|| format!("writing {}", path.display()))?;
-    #[cfg(unix)]
+    let temporary = data_dir.join(format!(".secret-{}", std::process::id()));
     {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
+        use std::io::Write;
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut file = options.open(&temporary).with_context(|| format!("creating {}", temporary.display()))?;
+        file.write_all(secret.as_bytes())?;
+        file.sync_all()?;
     }
-    Ok(secret)
+    let linked = std::fs::hard_link(&temporary, &path);
+    let _ = std::fs::remove_file(&temporary);
+    match linked {
+        Ok(()) => Ok(secret),
+        // Another server made it first: use theirs.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => read(&path).context("reading the secret another server wrote"),
+        Err(e) => Err(e).with_context(|| format!("writing {}", path.display())),
+    }
 }

@@ -83,8 +83,10 @@ pub enum ProviderKind {
 pub struct ServeArgs {
     #[arg(long, env = "FRONTROW_ADDR", default_value = "127.0.0.1:3000")]
     pub addr: SocketAddr,
-    /// Signs admission tokens; generated and kept in the data dir when unset.
-    #[arg(long, env = "FRONTROW_SECRET", hide_env_values = true)]
+    /// Signs admission tokens: FRONTROW_SECRET or the file named by
+    /// FRONTROW_SECRET_FILE; generated and kept in the data dir when
+    /// neither is set. Never a flag (flags show in `ps`).
+    #[arg(skip)]
     pub secret: Option<String>,
     #[arg(long, env = "FRONTROW_RATE_LIMITS", value_enum, default_value = "on")]
     pub rate_limits: Switch,
@@ -97,11 +99,15 @@ pub struct ServeArgs {
     /// Built site (hydration bundle, CSS, public files).
     #[arg(long, env = "FRONTROW_SITE_ROOT", default_value = "target/site")]
     pub site_root: PathBuf,
-    #[arg(long, env = "FRONTROW_PAYMENT_PROVIDER", value_enum, default_value = "simulated")]
-    pub payment_provider: ProviderKind,
+    /// Unset: the simulated provider, except behind an https public URL,
+    /// where the server refuses to start rather than sell for fake money.
+    #[arg(long, env = "FRONTROW_PAYMENT_PROVIDER", value_enum)]
+    pub payment_provider: Option<ProviderKind>,
     #[arg(long, env = "FRONTROW_PAYMENT_API_URL")]
     pub payment_api_url: Option<String>,
-    #[arg(long, env = "FRONTROW_PAYMENT_API_KEY", hide_env_values = true)]
+    /// FRONTROW_PAYMENT_API_KEY or the file named by
+    /// FRONTROW_PAYMENT_API_KEY_FILE; never a flag.
+    #[arg(skip)]
     pub payment_api_key: Option<String>,
     /// How long checkout waits for the provider before answering 202 pending.
     #[arg(long, env = "FRONTROW_CHECKOUT_WAIT_MS", default_value_t = 3000)]
@@ -109,6 +115,11 @@ pub struct ServeArgs {
     /// How long seats stay reserved for a payment whose outcome is unknown.
     #[arg(long, env = "FRONTROW_PAYMENT_GRACE_SECS", default_value_t = 600)]
     pub payment_grace_secs: u64,
+    /// How long a payment that cannot be proved charged or uncharged is
+    /// asked about (with back-off) before a person is told: at least the
+    /// provider's idempotency window.
+    #[arg(long, env = "FRONTROW_PAYMENT_WATCH_SECS", default_value_t = 24 * 3600)]
+    pub payment_watch_secs: u64,
     /// How long a tok_slow payment of the simulated provider takes to settle.
     #[arg(long, env = "FRONTROW_SIM_SLOW_MS", default_value_t = 8000)]
     pub sim_slow_ms: u64,
@@ -155,5 +166,42 @@ impl ServeArgs {
 
     pub fn secure_cookies(&self) -> bool {
         self.public_url.as_deref().is_some_and(|u| u.starts_with("https://"))
+    }
+
+    /// The payment provider to use. The simulated one takes any test token,
+    /// so a public https deployment must name its provider explicitly.
+    pub fn provider(&self) -> anyhow::Result<ProviderKind> {
+        match self.payment_provider {
+            Some(kind) => Ok(kind),
+            None if self.secure_cookies() => anyhow::bail!(
+                "refusing to start: FRONTROW_PUBLIC_URL is https but FRONTROW_PAYMENT_PROVIDER is not set, \
+                 so tickets would sell for fake money. Set FRONTROW_PAYMENT_PROVIDER=http (with \
+                 FRONTROW_PAYMENT_API_URL and FRONTROW_PAYMENT_API_KEY), or =simulated for a public test site"
+            ),
+            None => Ok(ProviderKind::Simulated),
+        }
+    }
+
+    /// Reads the secrets that only come from the environment (a value, or a
+    /// file named by `<NAME>_FILE`).
+    pub fn secrets_from_env(&mut self) -> anyhow::Result<()> {
+        self.secret = secret_from_env("FRONTROW_SECRET")?;
+        self.payment_api_key = secret_from_env("FRONTROW_PAYMENT_API_KEY")?;
+        Ok(())
+    }
+}
+
+/// `NAME` from the environment, or the contents of the file `NAME_FILE` names.
+fn secret_from_env(name: &str) -> anyhow::Result<Option<String>> {
+    use anyhow::Context;
+    if let Some(value) = std::env::var(name).ok().filter(|v| !v.is_empty()) {
+        return Ok(Some(value));
+    }
+    match std::env::var(format!("{name}_FILE")).ok().filter(|v| !v.is_empty()) {
+        Some(path) => {
+            let value = std::fs::read_to_string(&path).with_context(|| format!("reading {name}_FILE ({path})"))?;
+            Ok(Some(value.trim().to_owned()))
+        }
+        None => Ok(None),
     }
 }

@@ -89,7 +89,7 @@ fn metrics_handle() -> PrometheusHandle {
 }
 
 fn payment_provider(settings: &ServeArgs, pool: &PgPool) -> Result<Arc<dyn PaymentProvider>> {
-    Ok(match settings.payment_provider {
+    Ok(match settings.provider()? {
         ProviderKind::Simulated => Arc::new(SimulatedProvider::new(
             pool.clone(),
             SimulatedSettings { slow_settle: Duration::from_millis(settings.sim_slow_ms) },
@@ -109,6 +109,7 @@ pub fn engine(settings: &ServeArgs, pool: PgPool) -> Result<Engine> {
         failpoint: settings.failpoint.clone(),
         checkout_wait: settings.checkout_wait(),
         payment_grace: Duration::from_secs(settings.payment_grace_secs),
+        payment_watch: Duration::from_secs(settings.payment_watch_secs),
         // A request must finish its provider call well within its claim on the key.
         checkout_lease: EngineSettings::default().checkout_lease.max(settings.checkout_wait() * 3),
         ..EngineSettings::default()
@@ -134,6 +135,10 @@ impl Application {
             "FRONTROW_SECRET must be set to at least 16 characters (or left unset for a generated one)"
         );
         let engine = engine(&settings, pool.clone())?;
+        if settings.public_url.is_some() && engine.disable_if_password(crate::demo::DEMO_STAFF_EMAIL, crate::demo::DEMO_STAFF_PASSWORD).await? {
+            // The demo's password is printed for anyone to read.
+            tracing::warn!(email = crate::demo::DEMO_STAFF_EMAIL, "the demo staff account still had the demo password: disabled, as this site has a public URL");
+        }
         let rate_limiter = (settings.rate_limits == Switch::On).then(|| {
             let per_second = NonZeroU32::new(settings.rate_per_second.max(1)).unwrap_or(NonZeroU32::MIN);
             Arc::new(governor::RateLimiter::keyed(governor::Quota::per_second(per_second)))

@@ -85,6 +85,10 @@ pub struct Picker {
     /// What the live feed said about the fan's own held seats while they
     /// held them (the map keeps showing them as theirs meanwhile).
     heard_on_mine: StoredValue<HashMap<String, SeatStatus>>,
+    /// The idempotency key of the last hold asked for, with its seats: asking
+    /// again for the same seats (after a timeout, say) reuses it, so the
+    /// answer is the hold the first request made, never "your seats are taken".
+    hold_key: StoredValue<Option<(Vec<String>, String)>>,
 }
 
 impl Picker {
@@ -112,6 +116,7 @@ impl Picker {
             queue_token: StoredValue::new(props.queue_token.clone()),
             available: StoredValue::new(0),
             heard_on_mine: StoredValue::new(HashMap::new()),
+            hold_key: StoredValue::new(None),
         }
     }
 
@@ -261,11 +266,27 @@ impl Picker {
         let Ok(ids) = seat_ids.iter().map(|s| SeatId::parse(s.as_str())).collect::<Result<Vec<_>, _>>() else {
             return self.say("error", "Those seats cannot be held.");
         };
+        let key = match self.hold_key.get_value() {
+            Some((seats, key)) if seats == seat_ids => key,
+            _ => random_key(),
+        };
+        self.hold_key.set_value(Some((seat_ids, key.clone())));
+        let Ok(key) = IdempotencyKey::parse(key) else { return };
         self.busy.set(true);
         spawn_local(async move {
-            match actions::hold_seats(self.event_id.get_value(), ids, self.admission.get_value()).await {
-                Ok(hold) => self.took_hold(hold),
-                Err(e) => self.hold_refused(e),
+            match actions::hold_seats(self.event_id.get_value(), ids, self.admission.get_value(), Some(key)).await {
+                Ok(hold) => {
+                    self.hold_key.set_value(None);
+                    self.took_hold(hold)
+                }
+                Err(e) => {
+                    // Only an answer that ends the key's hold frees the key;
+                    // anything else (a timeout) may be retried under it.
+                    if matches!(e.kind, ErrorKind::HoldExpired { .. }) {
+                        self.hold_key.set_value(None);
+                    }
+                    self.hold_refused(e)
+                }
             }
             self.busy.set(false);
         });

@@ -1,6 +1,8 @@
 //! The built-in simulated provider, modelled on a real provider's test tokens:
 //! `tok_visa` approves, `tok_chargeDeclined` declines, `tok_slow` settles only
-//! after `slow_settle`, `tok_lost` charges but the reply is lost.
+//! after `slow_settle`, `tok_lost` charges but the first reply is lost (a
+//! repeat with the same key answers). Its control row sets an outage (every
+//! call unreachable) and a search lag (a charge is found by key only after it).
 //!
 //! It keeps its ledger in its own table, as a real provider keeps its own
 //! books: the ledger survives a crash of our server, and a repeated request
@@ -37,13 +39,30 @@ impl SimulatedProvider {
 }
 
 impl SimulatedProvider {
-    /// Reads a payment by our key or by its reference; a slow payment settles
-    /// (approves) on the first read after its time has come.
+    /// Every call fails while the control row says the provider is down.
+    async fn reachable(&self) -> Result<(), ProviderError> {
+        let down = sqlx::query_scalar!(r#"SELECT coalesce(outage_until > now(), false) AS "down!" FROM sim_provider_control"#)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(unreachable)?
+            .unwrap_or(false);
+        if down {
+            return Err(ProviderError::Unreachable("the provider is down (simulated outage)".into()));
+        }
+        Ok(())
+    }
+
+    /// Reads a payment by our key (through the lagging search) or by its
+    /// reference (exact); a slow payment settles (approves) on the first
+    /// read after its time has come.
     async fn read(&self, idempotency_key: Option<&str>, provider_ref: Option<&str>) -> Result<Option<ProviderPayment>, ProviderError> {
+        self.reachable().await?;
         let row = sqlx::query!(
             r#"UPDATE sim_provider_payments
                   SET status = CASE WHEN status = 'processing' AND settles_at <= now() THEN 'succeeded' ELSE status END
-                WHERE idempotency_key = $1::text OR provider_ref = $2::text
+                WHERE provider_ref = $2::text
+                   OR (idempotency_key = $1::text
+                       AND created_at <= now() - coalesce((SELECT search_lag FROM sim_provider_control), '0 seconds'))
             RETURNING provider_ref, status"#,
             idempotency_key,
             provider_ref
@@ -76,6 +95,7 @@ impl PaymentProvider for SimulatedProvider {
     }
 
     async fn create_payment(&self, request: &PaymentRequest) -> Result<ProviderPayment, ProviderError> {
+        self.reachable().await?;
         let (status, settles_in) = match request.payment_token.as_str() {
             "tok_visa" | "tok_lost" => ("succeeded", None),
             "tok_slow" => ("processing", Some(self.settings.slow_settle)),
@@ -83,7 +103,7 @@ impl PaymentProvider for SimulatedProvider {
             _ => ("declined:unknown payment token", None),
         };
         let settles_in_ms = settles_in.map(|d| d.as_millis() as i64);
-        sqlx::query!(
+        let created = sqlx::query!(
             r#"INSERT INTO sim_provider_payments (provider_ref, idempotency_key, amount_cents, payment_token, status, settles_at)
                VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6::float8 / 1000))
                ON CONFLICT (idempotency_key) DO NOTHING"#,
@@ -96,16 +116,26 @@ impl PaymentProvider for SimulatedProvider {
         )
         .execute(&self.pool)
         .await
+        .map_err(unreachable)?
+        .rows_affected()
+            == 1;
+        // A repeat with the same key answers the original charge (exactly:
+        // idempotency does not go through the lagging search).
+        let row = sqlx::query!(
+            r#"UPDATE sim_provider_payments
+                  SET status = CASE WHEN status = 'processing' AND settles_at <= now() THEN 'succeeded' ELSE status END
+                WHERE idempotency_key = $1
+            RETURNING provider_ref, status"#,
+            request.idempotency_key
+        )
+        .fetch_one(&self.pool)
+        .await
         .map_err(unreachable)?;
-        let payment = self
-            .find_payment(&request.idempotency_key)
-            .await?
-            .ok_or_else(|| ProviderError::Unreachable("payment vanished".into()))?;
-        if request.payment_token == "tok_lost" {
+        if created && request.payment_token == "tok_lost" {
             // The charge went through; the answer never reaches us.
             return Err(ProviderError::Unreachable("connection reset before the reply".into()));
         }
-        Ok(payment)
+        Ok(payment_of(row.provider_ref, &row.status))
     }
 
     async fn find_payment(&self, idempotency_key: &str) -> Result<Option<ProviderPayment>, ProviderError> {
@@ -128,6 +158,7 @@ impl PaymentProvider for SimulatedProvider {
     async fn refund(&self, provider_ref: &str, amount_cents: i64, idempotency_key: &str) -> Result<ProviderRefund, ProviderError> {
         // Idempotent by key: a refund asked for again is the same refund.
         // Partial refunds add up to at most what was captured.
+        self.reachable().await?;
         let mut tx = self.pool.begin().await.map_err(unreachable)?;
         let new = sqlx::query_scalar!(
             r#"INSERT INTO sim_provider_refunds (idempotency_key, provider_ref, amount_cents) VALUES ($1, $2, $3)

@@ -5,7 +5,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use frontrow_engine::checkout::CheckoutRequest;
-use frontrow_model::{Booking, CheckoutAnswer, CheckoutView, ErrorKind, Hold, HoldStatus, HoldToken, PaymentToken, SeatId};
+use frontrow_model::{Booking, CheckoutAnswer, CheckoutView, ErrorKind, Hold, HoldStatus, HoldToken, IdempotencyKey, PaymentToken, SeatId};
 use serde::Deserialize;
 use tower_sessions::Session;
 use utoipa::ToSchema;
@@ -59,9 +59,14 @@ fn admission_header(headers: &HeaderMap) -> ApiResult<Option<&str>> {
         .transpose()
 }
 
-#[utoipa::path(post, path = "/api/v1/events/{event_id}/holds", params(("event_id" = Uuid, Path), ("X-Admission-Token" = Option<String>, Header)),
+#[utoipa::path(post, path = "/api/v1/events/{event_id}/holds",
+    params(("event_id" = Uuid, Path), ("X-Admission-Token" = Option<String>, Header),
+           ("Idempotency-Key" = Option<String>, Header, description = "the same key and seats again answer the same hold while it lives")),
     request_body = HoldBody, security(("session" = [])),
-    responses((status = 201, body = Hold), (status = 409, description = "seats_unavailable, with conflict_seats", body = AppError),
+    responses((status = 201, body = Hold),
+              (status = 200, description = "this request was made before (same key, or exactly the seats of a live hold of yours): that hold", body = Hold),
+              (status = 409, description = "seats_unavailable, with conflict_seats; or idempotency_key_reused", body = AppError),
+              (status = 410, description = "hold_expired: the hold this key made has ended", body = AppError),
               (status = 422, description = "invalid_input or too_many_seats", body = AppError),
               (status = 403, description = "sale_not_open, not_admitted or csrf", body = AppError)))]
 pub async fn create_hold(
@@ -73,9 +78,20 @@ pub async fn create_hold(
     ApiJson(body): ApiJson<HoldBody>,
 ) -> ApiResult<(StatusCode, Json<Hold>)> {
     limit_fan(&state, &user)?;
+    let key = optional_key(&headers)?;
     let admission = frontrow_app::session::admission(&session, &state.engine, event_id, user.user_id, admission_header(&headers)?).await?;
-    let hold = state.engine.hold(user.user_id, event_id, &body.seat_ids, admission.as_ref()).await?;
-    Ok((StatusCode::CREATED, Json(hold)))
+    let held = state.engine.hold(user.user_id, event_id, &body.seat_ids, admission.as_ref(), key.as_ref()).await?;
+    Ok((if held.existing { StatusCode::OK } else { StatusCode::CREATED }, Json(held.hold)))
+}
+
+fn optional_key(headers: &HeaderMap) -> ApiResult<Option<IdempotencyKey>> {
+    headers
+        .get("idempotency-key")
+        .map(|v| {
+            let raw = v.to_str().map_err(|_| AppError::invalid("the Idempotency-Key header must be visible ASCII"))?;
+            Ok(IdempotencyKey::parse(raw)?)
+        })
+        .transpose()
 }
 
 /// Best available: picks adjacent seats in one row of the tier and holds them.

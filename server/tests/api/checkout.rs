@@ -300,3 +300,92 @@ async fn checkout_of_someone_elses_or_unknown_hold_is_not_found() {
     assert_eq!(seat_state(&app.pool, event, "A-1-1").await, "held");
     app.assert_invariants().await;
 }
+
+async fn provider_control(app: &TestApp, set: &str) {
+    sqlx::query(&format!("UPDATE sim_provider_control SET {set}")).execute(&app.pool).await.unwrap();
+}
+
+/// A charge whose reply was lost, then the provider down until past the
+/// payment deadline: the seats go back on sale with the payment unproved.
+async fn lost_charge_with_seats_released(app: &TestApp) -> (Client, String) {
+    let event = app.event(1, 10, 300, 8).await;
+    let fan = app.fan().await;
+    let (hold_id, token) = ids(&fan.hold(event, &["A-1-4"]).await);
+    // The provider's search lags an hour behind its charges, as real ones can.
+    provider_control(app, "search_lag = '1 hour'").await;
+    let r = fan.checkout(&hold_id, &token, "tok_lost", "lost-lagging").await;
+    assert_eq!(r.status, 202, "{}", r.body);
+    provider_control(app, "outage_until = now() + interval '1 hour'").await;
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let round = app.engine.reconcile_once().await.unwrap();
+    assert_eq!(round.released, 1, "{round:?}");
+    assert_eq!(seat_state(&app.pool, event, "A-1-4").await, "available");
+    let report = app.assert_invariants().await;
+    assert_eq!(report.payments_unresolved, 1, "the charge is neither proved nor disproved: watched");
+    assert_eq!(count(app, "SELECT count(*) FROM sim_provider_payments WHERE status = 'succeeded' AND refunded_cents = 0").await, 1);
+    (fan, r.body["checkout_id"].as_str().unwrap().to_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_charge_the_search_cannot_find_is_asked_for_again_and_refunded() {
+    let app = spawn_app_with(|s| {
+        s.payment_grace_secs = 1;
+        s.checkout_wait_ms = 500;
+        s.reconcile_interval_ms = 3_600_000;
+    })
+    .await;
+    let (fan, checkout_id) = lost_charge_with_seats_released(&app).await;
+    // The provider is back; its search still cannot see the charge. Asked
+    // again with the same key, it answers the original, which is refunded.
+    provider_control(&app, "outage_until = NULL").await;
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let round = app.engine.reconcile_once().await.unwrap();
+    assert_eq!(round.refunded, 1, "{round:?}");
+    eventually(10, "the refund to reach the provider", || async {
+        let left = count(&app, "SELECT count(*) FROM sim_provider_payments WHERE refunded_cents <> amount_cents").await;
+        (left == 0).then_some(())
+    })
+    .await;
+    assert_eq!(count(&app, "SELECT count(*) FROM sim_provider_payments").await, 1, "asked again, not charged again");
+    assert_eq!(settled(&fan, &checkout_id).await["status"], "refunded");
+    let report = app.assert_invariants().await;
+    assert_eq!(report.payments_unresolved, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unprovable_charge_is_watched_then_handed_to_a_person_who_settles_it() {
+    let app = spawn_app_with(|s| {
+        s.payment_grace_secs = 1;
+        s.checkout_wait_ms = 500;
+        s.reconcile_interval_ms = 3_600_000;
+        s.payment_watch_secs = 3;
+    })
+    .await;
+    let (_fan, _) = lost_charge_with_seats_released(&app).await;
+    let staff = app.staff().await;
+    let attention = staff.get("/api/v1/admin/payments?state=attention").await;
+    assert_eq!(attention.body["payments"][0]["state"], "watched", "{}", attention.body);
+    // Back-off: the next look is not due at once.
+    let round = app.engine.reconcile_once().await.unwrap();
+    assert_eq!((round.watched, round.released), (0, 0), "{round:?}");
+    // Still down past the watch: a person is told, and the audit keeps counting it.
+    tokio::time::sleep(Duration::from_millis(3000)).await;
+    let round = app.engine.reconcile_once().await.unwrap();
+    assert_eq!(round.gave_up, 1, "{round:?}");
+    assert_eq!(app.assert_invariants().await.payments_unresolved, 1);
+    let attention = staff.get("/api/v1/admin/payments?state=attention").await;
+    assert_eq!(attention.body["payments"][0]["state"], "gave_up");
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    assert_eq!(app.engine.reconcile_once().await.unwrap(), Default::default(), "no more automatic looks");
+    // The provider is back; staff ask again by hand: found, refunded.
+    provider_control(&app, "outage_until = NULL").await;
+    let payment_id = attention.body["payments"][0]["payment_id"].as_str().unwrap().to_owned();
+    let settled = staff.post(&format!("/api/v1/admin/payments/{payment_id}/settle"), Value::Null).await;
+    assert_eq!(settled.status, 200, "{}", settled.body);
+    eventually(10, "the refund to reach the provider", || async {
+        let left = count(&app, "SELECT count(*) FROM sim_provider_payments WHERE refunded_cents <> amount_cents").await;
+        (left == 0).then_some(())
+    })
+    .await;
+    assert_eq!(app.assert_invariants().await.payments_unresolved, 0);
+}

@@ -199,3 +199,65 @@ async fn one_reaper_per_event_even_with_many_instances() {
     let report = app.assert_invariants().await;
     assert_eq!(report.seats_available, 100);
 }
+
+async fn hold_with_key(fan: &Client, event: uuid::Uuid, seats: &[&str], key: &str) -> Reply {
+    fan.send(
+        fan.http
+            .post(format!("{}/api/v1/events/{event}/holds", fan.base))
+            .header("idempotency-key", key)
+            .json(&serde_json::json!({ "seat_ids": seats })),
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_hold_with_its_key_gets_the_same_hold_back() {
+    let app = spawn_app().await;
+    let event = app.event(1, 10, 300, 4).await;
+    let fan = app.fan().await;
+    // The first request's answer is lost; retries race each other.
+    let answers = join_all((0..8).map(|_| hold_with_key(&fan, event, &["A-1-1", "A-1-2"], "retry-1"))).await;
+    let first = answers.iter().find(|r| r.status == 201).expect("one made the hold");
+    for r in &answers {
+        assert!(r.status == 201 || r.status == 200, "{} {}", r.status, r.body);
+        assert_eq!((&r.body["hold_id"], &r.body["hold_token"]), (&first.body["hold_id"], &first.body["hold_token"]));
+    }
+    assert_eq!(answers.iter().filter(|r| r.status == 201).count(), 1);
+    let holds: i64 = sqlx::query_scalar("SELECT count(*) FROM holds").fetch_one(&app.pool).await.unwrap();
+    assert_eq!(holds, 1);
+    // The same key for other seats is another request.
+    let other = hold_with_key(&fan, event, &["A-1-3"], "retry-1").await;
+    assert_eq!((other.status, other.body["error"].as_str()), (409, Some("idempotency_key_reused")), "{}", other.body);
+    // Once its hold has ended, the key answers so.
+    let released = fan.release(first.body["hold_id"].as_str().unwrap(), first.body["hold_token"].as_str().unwrap()).await;
+    assert_eq!(released.status, 204);
+    let late = hold_with_key(&fan, event, &["A-1-2", "A-1-1"], "retry-1").await;
+    assert_eq!((late.status, late.body["error"].as_str()), (410, Some("hold_expired")), "{}", late.body);
+    assert_eq!(seat_state(&app.pool, event, "A-1-1").await, "available");
+    app.assert_invariants().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn asking_again_for_ones_own_held_seats_returns_that_hold() {
+    let app = spawn_app().await;
+    let event = app.event(1, 10, 300, 4).await;
+    let fan = app.fan().await;
+    let first = fan.hold(event, &["A-1-4", "A-1-5"]).await;
+    assert_eq!(first.status, 201);
+    let again = fan.hold(event, &["A-1-5", "A-1-4"]).await;
+    assert_eq!(again.status, 200, "{}", again.body);
+    assert_eq!(again.body["hold_id"], first.body["hold_id"]);
+    // Not the same seats: the fan's own seat is named as taken, as for anyone.
+    let overlap = fan.hold(event, &["A-1-5", "A-1-6"]).await;
+    assert_eq!((overlap.status, overlap.body["conflict_seats"].clone()), (409, serde_json::json!(["A-1-5"])));
+    // Someone else asking for them is refused.
+    let rival = app.fan().await;
+    assert_eq!(rival.hold(event, &["A-1-4", "A-1-5"]).await.status, 409);
+    // The app's server function sends a key: the same answer.
+    let body = serde_json::json!({ "event_id": event, "seat_ids": ["A-1-8"], "idempotency_key": "app-key-1" });
+    let made = fan.post("/_app/hold", body.clone()).await;
+    let remade = fan.post("/_app/hold", body).await;
+    assert_eq!((made.status, remade.status), (201, 200), "{} / {}", made.body, remade.body);
+    assert_eq!(made.body["hold_id"], remade.body["hold_id"]);
+    app.assert_invariants().await;
+}

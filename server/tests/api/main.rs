@@ -10,6 +10,7 @@ mod best_available;
 mod box_office;
 mod checkout;
 mod crash;
+mod hardening;
 mod holds;
 mod live;
 mod pages;

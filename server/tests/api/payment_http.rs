@@ -534,7 +534,7 @@ async fn http_provider_reports_a_closed_port_as_unreachable() {
 async fn spawn_app_on_fake(fake: &FakeProvider) -> TestApp {
     let url = fake.url.clone();
     spawn_app_with(move |s| {
-        s.payment_provider = frontrow_server::config::ProviderKind::Http;
+        s.payment_provider = Some(frontrow_server::config::ProviderKind::Http);
         s.payment_api_url = Some(url);
         s.payment_api_key = Some(API_KEY.into());
     })

@@ -202,7 +202,7 @@ async fn admission_follows_remaining_seats_stops_at_zero_and_resumes() {
     for (i, seat) in seat_ids.iter().enumerate() {
         let admitted = admission(&app, event_id, fans[i]).await;
         let seat = SeatId::parse(seat.as_str()).expect("seat id");
-        holds.push((fans[i], app.engine.hold(fans[i], event_id, &[seat], Some(&admitted)).await.expect("hold")));
+        holds.push((fans[i], app.engine.hold(fans[i], event_id, &[seat], Some(&admitted), None).await.expect("hold").hold));
     }
     sqlx::query("UPDATE queue_entries SET admission_expires_at = now() - interval '1 second' WHERE event_id = $1 AND ticket BETWEEN 11 AND 30")
         .bind(event_id)
@@ -219,7 +219,7 @@ async fn admission_follows_remaining_seats_stops_at_zero_and_resumes() {
         let fan = if k < 5 { fans[30 + k] } else { fans[k - 5] };
         let admitted = admission(&app, event_id, fan).await;
         let seat = SeatId::parse(seat).expect("seat id");
-        holds.push((fan, app.engine.hold(fan, event_id, &[seat], Some(&admitted)).await.expect("hold")));
+        holds.push((fan, app.engine.hold(fan, event_id, &[seat], Some(&admitted), None).await.expect("hold").hold));
     }
     let r = round(&app, event_id).await;
     assert_eq!((r.remaining, r.admitted), (0, 0));

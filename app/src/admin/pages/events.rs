@@ -41,7 +41,10 @@ pub fn StaffHomePage() -> impl IntoView {
 #[component]
 fn Home(home: StaffHome) -> impl IntoView {
     let count = |state: AttentionState| home.attention.iter().filter(|p| p.state == state).count();
-    let to_reconcile = count(AttentionState::CapturedWithoutBooking) + count(AttentionState::PendingPastWait);
+    let to_reconcile = count(AttentionState::CapturedWithoutBooking)
+        + count(AttentionState::PendingPastWait)
+        + count(AttentionState::Watched)
+        + count(AttentionState::GaveUp);
     let refunds_failing = count(AttentionState::RefundFailed);
     let refunds_pending = count(AttentionState::RefundPending);
     view! {

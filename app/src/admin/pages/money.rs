@@ -19,6 +19,8 @@ fn what(state: AttentionState) -> (&'static str, &'static str) {
     match state {
         AttentionState::CapturedWithoutBooking => ("Captured, no booking", "Ask the provider again: book the seats if they still wait, else refund"),
         AttentionState::PendingPastWait => ("Outcome unknown", "Ask the provider again"),
+        AttentionState::Watched => ("Unproved, seats released", "Ask the provider again now (it is asked with back-off; a charge found is refunded)"),
+        AttentionState::GaveUp => ("Unproved for a day", "Check it in the provider's dashboard, then ask again"),
         AttentionState::RefundPending => ("Refund pending", "Send the refund again"),
         AttentionState::RefundFailed => ("Refund failed", "Send the refund again"),
     }
