@@ -23,3 +23,20 @@ ALTER TABLE holds
     ADD COLUMN idempotency_key text,
     ADD COLUMN request_hash    text;
 CREATE UNIQUE INDEX holds_user_key_idx ON holds (user_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
+
+-- Server instances beat once a second. A checkout's claim on its key belongs
+-- to an instance, and lapses when its time is up or its instance has stopped
+-- beating (killed), so a retry after a crash is answered within seconds.
+CREATE TABLE instances (
+    instance_id  uuid PRIMARY KEY,
+    started_at   timestamptz NOT NULL DEFAULT now(),
+    heartbeat_at timestamptz NOT NULL DEFAULT now()
+);
+ALTER TABLE checkouts ADD COLUMN lease_owner uuid;
+
+CREATE FUNCTION lease_lapsed(lease_until timestamptz, owner uuid) RETURNS boolean
+LANGUAGE sql STABLE AS $$
+    SELECT lease_until <= now()
+        OR (owner IS NOT NULL AND NOT EXISTS (
+                SELECT 1 FROM instances i WHERE i.instance_id = owner AND i.heartbeat_at > now() - interval '5 seconds'))
+$$;

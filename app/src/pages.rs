@@ -51,7 +51,13 @@ pub async fn load_event_page(event_id: String) -> Result<Option<EventPageData>, 
         }
     }
     let hold = match &user {
-        Some(u) => engine.active_hold(u.user_id, id).await?,
+        // The map itself is from memory; without the database the fan's own
+        // hold cannot be read, so the page is drawn without it.
+        Some(u) => match engine.active_hold(u.user_id, id).await {
+            Ok(hold) => hold,
+            Err(EngineError::Unavailable(_)) => None,
+            Err(e) => return Err(e.into()),
+        },
         None => None,
     };
     Ok(Some(EventPageData {

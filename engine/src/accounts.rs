@@ -3,6 +3,10 @@
 
 use argon2::password_hash::{rand_core::OsRng, PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::Argon2;
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
 use uuid::Uuid;
 
 use chrono::{DateTime, Utc};
@@ -66,8 +70,78 @@ fn validate(new: &NewUser<'_>) -> Result<()> {
     Ok(())
 }
 
+/// How long this instance trusts what it read of an account (a disabled
+/// account is shut out on other instances within this).
+pub const USER_FRESH: Duration = Duration::from_secs(2);
+
+/// Accounts behind sessions, as this instance last read them.
+pub(crate) type UserCache = moka::future::Cache<Uuid, (Instant, Option<User>)>;
+
+pub(crate) fn user_cache() -> UserCache {
+    moka::future::Cache::builder().max_capacity(200_000).time_to_idle(Duration::from_secs(3600)).build()
+}
+
+/// Failed sign-ins per account on this instance: after a few, each further
+/// attempt must wait twice as long as the last (up to a quarter of an hour),
+/// so guessing one account's password is slow whatever address it comes from.
+#[derive(Default)]
+pub(crate) struct SignInFailures(Mutex<HashMap<String, (u32, Instant)>>);
+
+/// Failures allowed before the waits begin.
+const FREE_FAILURES: u32 = 5;
+const LONGEST_WAIT: Duration = Duration::from_secs(15 * 60);
+
+impl SignInFailures {
+    fn wait_after(failures: u32) -> Duration {
+        match failures.checked_sub(FREE_FAILURES) {
+            None => Duration::ZERO,
+            Some(n) => Duration::from_secs(1u64 << n.min(10)).min(LONGEST_WAIT),
+        }
+    }
+
+    fn check(&self, account: &str) -> Result<()> {
+        let failures = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((n, last)) = failures.get(account) {
+            let wait = Self::wait_after(*n);
+            let waited = last.elapsed();
+            if waited < wait {
+                return Err(EngineError::TooManyAttempts { retry_after: (wait - waited).as_secs() + 1 });
+            }
+        }
+        Ok(())
+    }
+
+    fn failed(&self, account: &str) {
+        let mut failures = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        // Bounded: forget accounts whose last failure is long past.
+        if failures.len() > 100_000 {
+            failures.retain(|_, (_, last)| last.elapsed() < LONGEST_WAIT);
+        }
+        let entry = failures.entry(account.to_owned()).or_insert((0, Instant::now()));
+        entry.0 += 1;
+        entry.1 = Instant::now();
+    }
+
+    fn succeeded(&self, account: &str) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).remove(account);
+    }
+}
+
+/// Argon2 is slow on purpose: at most one hash per core runs at a time, so a
+/// flood of sign-ups or sign-ins waits here instead of occupying every
+/// blocking thread the rest of the server needs.
+async fn hashing<T: Send + 'static>(work: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+    static PERMITS: OnceLock<Semaphore> = OnceLock::new();
+    let permits = PERMITS.get_or_init(|| Semaphore::new(std::thread::available_parallelism().map_or(2, |n| n.get())));
+    let _permit = permits.acquire().await.map_err(|e| EngineError::Internal(format!("hashing permits: {e}")))?;
+    metrics::gauge!("frontrow_password_hashes_running").increment(1.0);
+    let done = tokio::task::spawn_blocking(work).await;
+    metrics::gauge!("frontrow_password_hashes_running").decrement(1.0);
+    done.map_err(|e| EngineError::Internal(format!("hashing task: {e}")))?
+}
+
 pub async fn hash_password(password: String) -> Result<String> {
-    tokio::task::spawn_blocking(move || {
+    hashing(move || {
         let salt = SaltString::generate(&mut OsRng);
         Argon2::default()
             .hash_password(password.as_bytes(), &salt)
@@ -75,16 +149,14 @@ pub async fn hash_password(password: String) -> Result<String> {
             .map_err(|e| EngineError::Internal(format!("hashing password: {e}")))
     })
     .await
-    .map_err(|e| EngineError::Internal(format!("hashing task: {e}")))?
 }
 
 async fn verify_password(password: String, hash: String) -> Result<bool> {
-    tokio::task::spawn_blocking(move || {
+    hashing(move || {
         let parsed = PasswordHash::new(&hash).map_err(|e| EngineError::Internal(format!("stored hash: {e}")))?;
         Ok(Argon2::default().verify_password(password.as_bytes(), &parsed).is_ok())
     })
     .await
-    .map_err(|e| EngineError::Internal(format!("verify task: {e}")))?
 }
 
 impl Engine {
@@ -121,6 +193,18 @@ impl Engine {
     /// Checks a password. Unknown emails cost the same as wrong passwords, so the
     /// answer time does not reveal which accounts exist.
     pub async fn authenticate(&self, email: &str, password: &str) -> Result<User> {
+        let account = email.trim().to_lowercase();
+        self.sign_ins().check(&account)?;
+        let outcome = self.check_password(email, password).await;
+        match &outcome {
+            Ok(_) => self.sign_ins().succeeded(&account),
+            Err(EngineError::InvalidCredentials) => self.sign_ins().failed(&account),
+            Err(_) => {}
+        }
+        outcome
+    }
+
+    async fn check_password(&self, email: &str, password: &str) -> Result<User> {
         const DUMMY_HASH: &str = "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$Q8qkFQ9Z1q0a1bTn3Sx6y1T0wzqJQ3j0e2m6qE4wW1Y";
         // No stored address is this long or holds a control character (which
         // PostgreSQL text could not even carry): refuse without looking.
@@ -145,9 +229,10 @@ impl Engine {
     /// Disables the account `email` if its password is still `password` (a
     /// published default); answers whether it did.
     pub async fn disable_if_password(&self, email: &str, password: &str) -> Result<bool> {
-        match self.authenticate(email, password).await {
+        match self.check_password(email, password).await {
             Ok(user) => {
                 sqlx::query!("UPDATE users SET disabled_at = now() WHERE user_id = $1", user.user_id).execute(self.pool()).await?;
+                self.forget_user(user.user_id).await;
                 Ok(true)
             }
             Err(EngineError::InvalidCredentials) => Ok(false),
@@ -155,15 +240,41 @@ impl Engine {
         }
     }
 
-    /// The account behind a session (none once disabled).
+    /// The account behind a session (none once disabled). Read at most every
+    /// [`USER_FRESH`] per account on this instance; while the database is
+    /// unreachable, the last answer stands, so signed-in fans keep browsing
+    /// through an outage.
     pub async fn user(&self, user_id: Uuid) -> Result<Option<User>> {
-        let row = sqlx::query!(
+        let cached = self.users().get(&user_id).await;
+        if let Some((read_at, user)) = &cached {
+            if read_at.elapsed() < USER_FRESH {
+                return Ok(user.clone());
+            }
+        }
+        let read = sqlx::query!(
             r#"SELECT user_id, email, name, role AS "role: Role" FROM users WHERE user_id = $1 AND disabled_at IS NULL"#,
             user_id
         )
         .fetch_optional(self.pool())
-        .await?;
-        Ok(row.map(|r| User { user_id: r.user_id, email: r.email, name: r.name, role: r.role }))
+        .await
+        .map_err(EngineError::from);
+        match read {
+            Ok(row) => {
+                let user = row.map(|r| User { user_id: r.user_id, email: r.email, name: r.name, role: r.role });
+                self.users().insert(user_id, (Instant::now(), user.clone())).await;
+                Ok(user)
+            }
+            Err(EngineError::Unavailable(e)) => match cached {
+                Some((_, user)) => Ok(user),
+                None => Err(EngineError::Unavailable(e)),
+            },
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Forgets what this instance knows of an account (it just changed).
+    async fn forget_user(&self, user_id: Uuid) {
+        self.users().invalidate(&user_id).await;
     }
 }
 
@@ -232,6 +343,7 @@ impl Engine {
         };
         changelog::record(&mut tx, None, admin.user_id, what, &[], &r.email).await?;
         tx.commit().await?;
+        self.forget_user(user_id).await;
         Ok(StaffAccount { user_id: r.user_id, email: r.email, name: r.name, role: r.role, disabled: r.disabled, created_at: r.created_at })
     }
 }

@@ -138,8 +138,8 @@ async fn checkout(engine: &Engine, req: CheckoutRequest<'_>) -> Result<CheckoutO
     let lease_secs = engine.settings().checkout_lease.as_secs_f64();
 
     let claimed = sqlx::query_scalar!(
-        r#"INSERT INTO checkouts (checkout_id, user_id, idempotency_key, request_hash, hold_id, event_id, lease_until)
-           VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7))
+        r#"INSERT INTO checkouts (checkout_id, user_id, idempotency_key, request_hash, hold_id, event_id, lease_until, lease_owner)
+           VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7), $8)
            ON CONFLICT (user_id, idempotency_key) DO NOTHING
            RETURNING checkout_id"#,
         Uuid::new_v4(),
@@ -149,6 +149,7 @@ async fn checkout(engine: &Engine, req: CheckoutRequest<'_>) -> Result<CheckoutO
         req.hold_id,
         hold.event_id,
         lease_secs,
+        engine.settings().instance_id,
     )
     .fetch_optional(pool)
     .await?;
@@ -157,7 +158,7 @@ async fn checkout(engine: &Engine, req: CheckoutRequest<'_>) -> Result<CheckoutO
         Some(id) => id,
         None => {
             let existing = sqlx::query!(
-                r#"SELECT checkout_id, request_hash, response_body, lease_until > now() AS "leased!"
+                r#"SELECT checkout_id, request_hash, response_body, NOT lease_lapsed(lease_until, lease_owner) AS "leased!"
                    FROM checkouts WHERE user_id = $1 AND idempotency_key = $2"#,
                 req.user_id,
                 idempotency_key
@@ -173,14 +174,16 @@ async fn checkout(engine: &Engine, req: CheckoutRequest<'_>) -> Result<CheckoutO
             if existing.leased {
                 return Err(EngineError::IdempotencyKeyInUse);
             }
-            // The request that claimed this key died before answering: take
-            // over its lease and carry on from where it stopped.
+            // The request that claimed this key died before answering (its
+            // time ran out, or its server stopped beating): take over its
+            // lease and carry on from where it stopped.
             let taken = sqlx::query_scalar!(
-                r#"UPDATE checkouts SET lease_until = now() + make_interval(secs => $2), updated_at = now()
-                    WHERE checkout_id = $1 AND lease_until <= now() AND response_body IS NULL
+                r#"UPDATE checkouts SET lease_until = now() + make_interval(secs => $2), lease_owner = $3, updated_at = now()
+                    WHERE checkout_id = $1 AND lease_lapsed(lease_until, lease_owner) AND response_body IS NULL
                 RETURNING checkout_id"#,
                 existing.checkout_id,
-                lease_secs
+                lease_secs,
+                engine.settings().instance_id,
             )
             .fetch_optional(pool)
             .await?;
@@ -290,6 +293,10 @@ pub(crate) async fn run(engine: &Engine, checkout_id: Uuid, hold_token: &str, pa
         }
     };
 
+    if engine.settings().failpoint.as_deref() == Some("abort_before_payment") {
+        tracing::error!("failpoint abort_before_payment: dying with the seats reserved and the payment not sent");
+        std::process::abort();
+    }
     let request = PaymentRequest {
         idempotency_key: provider_key,
         amount_cents,

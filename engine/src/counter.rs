@@ -58,7 +58,7 @@ impl Engine {
         .execute(&mut *tx)
         .await?;
         let existing = sqlx::query!(
-            r#"SELECT c.checkout_id, c.request_hash, c.response_body, c.lease_until > now() AS "leased!", h.hold_token
+            r#"SELECT c.checkout_id, c.request_hash, c.response_body, NOT lease_lapsed(c.lease_until, c.lease_owner) AS "leased!", h.hold_token
                FROM checkouts c JOIN holds h USING (hold_id) WHERE c.user_id = $1 AND c.idempotency_key = $2"#,
             staff.user_id,
             key.as_str()
@@ -75,9 +75,10 @@ impl Engine {
             Some(e) => {
                 // The request that took this key died: carry on from where it stopped.
                 sqlx::query!(
-                    "UPDATE checkouts SET lease_until = now() + make_interval(secs => $2) WHERE checkout_id = $1",
+                    "UPDATE checkouts SET lease_until = now() + make_interval(secs => $2), lease_owner = $3 WHERE checkout_id = $1",
                     e.checkout_id,
-                    lease_secs
+                    lease_secs,
+                    self.settings().instance_id,
                 )
                 .execute(&mut *tx)
                 .await?;
@@ -111,8 +112,8 @@ impl Engine {
                 .await?;
                 let checkout_id = Uuid::new_v4();
                 sqlx::query!(
-                    r#"INSERT INTO checkouts (checkout_id, user_id, idempotency_key, request_hash, hold_id, event_id, lease_until)
-                       VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7))"#,
+                    r#"INSERT INTO checkouts (checkout_id, user_id, idempotency_key, request_hash, hold_id, event_id, lease_until, lease_owner)
+                       VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7), $8)"#,
                     checkout_id,
                     staff.user_id,
                     key.as_str(),
@@ -120,6 +121,7 @@ impl Engine {
                     hold_id,
                     event_id,
                     lease_secs,
+                    self.settings().instance_id,
                 )
                 .execute(&mut *tx)
                 .await?;

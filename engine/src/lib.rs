@@ -20,6 +20,7 @@ mod counter;
 pub mod db;
 pub mod error;
 mod holds;
+mod instances;
 pub use holds::Held;
 pub mod layouts;
 pub mod live;
@@ -36,6 +37,8 @@ mod tokens;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use uuid::Uuid;
 
 pub use admission::Admission;
 pub use mail::{Mail, Mailer};
@@ -64,6 +67,10 @@ pub struct EngineSettings {
     pub admission_secret: Arc<[u8]>,
     /// Test-only fault injection (a name of a point to die at).
     pub failpoint: Option<String>,
+    /// This server instance: its claims on checkouts carry it, and its
+    /// heartbeat keeps them alive. Stable across restarts of one instance,
+    /// so a restarted server takes back at once what its previous life held.
+    pub instance_id: Uuid,
     /// How long a payment we cannot prove uncharged is asked about before
     /// it is handed to a person: at least the provider's idempotency window,
     /// within which a repeated create answers the original charge.
@@ -80,6 +87,7 @@ impl Default for EngineSettings {
             admission_secret: Arc::from(&b""[..]),
             failpoint: None,
             payment_watch: Duration::from_secs(24 * 3600),
+            instance_id: Uuid::new_v4(),
         }
     }
 }
@@ -102,6 +110,8 @@ struct Inner {
     /// Batches concurrent queue joins; started on first use (and again if
     /// its task ever ended).
     joiner: Mutex<Option<Arc<queue::Joiner>>>,
+    users: accounts::UserCache,
+    sign_ins: accounts::SignInFailures,
 }
 
 impl Engine {
@@ -111,6 +121,8 @@ impl Engine {
                 board: live::SeatBoard::new(pool.clone()),
                 queue_feed: queue::QueueFeed::default(),
                 joiner: Mutex::default(),
+                users: accounts::user_cache(),
+                sign_ins: accounts::SignInFailures::default(),
                 pool,
                 provider,
                 mailer,
@@ -125,6 +137,14 @@ impl Engine {
 
     fn provider(&self) -> &dyn PaymentProvider {
         self.inner.provider.as_ref()
+    }
+
+    fn users(&self) -> &accounts::UserCache {
+        &self.inner.users
+    }
+
+    fn sign_ins(&self) -> &accounts::SignInFailures {
+        &self.inner.sign_ins
     }
 
     fn mailer(&self) -> &dyn Mailer {

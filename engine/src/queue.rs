@@ -10,7 +10,7 @@
 //! resuming if held seats come back.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -163,6 +163,9 @@ pub struct QueueRound {
     pub rate: f64,
     #[serde(rename = "s")]
     pub remaining: i64,
+    /// Whether the pre-queue's order has been drawn (tickets are known).
+    #[serde(rename = "d", default)]
+    pub drawn: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -172,13 +175,45 @@ struct RoundNotification {
     round: QueueRound,
 }
 
-/// This instance's fan-out of admission rounds to waiting fans' sockets.
+/// This instance's fan-out of admission rounds to waiting fans' sockets: a
+/// round reaches every socket from memory, and the tickets the draw gave the
+/// pre-queue are read once per event for all of them (not once per socket).
 #[derive(Default)]
 pub struct QueueFeed {
     events: Mutex<HashMap<Uuid, broadcast::Sender<QueueRound>>>,
+    drawn: Mutex<HashMap<Uuid, Arc<tokio::sync::OnceCell<HashMap<String, i64>>>>>,
+    /// Reads of drawn tickets so far (one per event, however many sockets).
+    ticket_loads: std::sync::atomic::AtomicU64,
 }
 
 impl QueueFeed {
+    /// How many times this instance has read an event's drawn tickets.
+    pub fn ticket_loads(&self) -> u64 {
+        self.ticket_loads.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The ticket the draw gave `queue_token`, from the event's drawn
+    /// tickets, read once on this instance (concurrent callers share it).
+    pub async fn drawn_ticket(&self, pool: &sqlx::PgPool, event_id: Uuid, queue_token: &str) -> Result<Option<i64>> {
+        let cell = {
+            let mut drawn = self.drawn.lock().unwrap_or_else(|e| e.into_inner());
+            drawn.entry(event_id).or_default().clone()
+        };
+        let tickets = cell
+            .get_or_try_init(|| async {
+                self.ticket_loads.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let rows = sqlx::query!(
+                    r#"SELECT queue_token, ticket AS "ticket!" FROM queue_entries WHERE event_id = $1 AND ticket IS NOT NULL"#,
+                    event_id
+                )
+                .fetch_all(pool)
+                .await?;
+                Ok::<_, EngineError>(rows.into_iter().map(|r| (r.queue_token, r.ticket)).collect())
+            })
+            .await?;
+        Ok(tickets.get(queue_token).copied())
+    }
+
     pub fn subscribe(&self, event_id: Uuid) -> broadcast::Receiver<QueueRound> {
         let mut events = self.events.lock().unwrap_or_else(|e| e.into_inner());
         events.entry(event_id).or_insert_with(|| broadcast::channel(16).0).subscribe()
@@ -371,7 +406,8 @@ impl Engine {
         )
         .execute(&mut *tx)
         .await?;
-        let payload = serde_json::json!({ "e": event_id, "a": through, "r": rate, "s": counts.remaining }).to_string();
+        let drawn = lease.drawn_at.is_some() || event.open;
+        let payload = serde_json::json!({ "e": event_id, "a": through, "r": rate, "s": counts.remaining, "d": drawn }).to_string();
         sqlx::query!("SELECT pg_notify($1, $2)", CHANNEL, payload).execute(&mut *tx).await?;
         tx.commit().await?;
         metrics::counter!("frontrow_queue_admitted_total").increment(slots as u64);
@@ -460,6 +496,12 @@ impl Engine {
         .await?
         .ok_or(EngineError::NotFound)?;
         Ok((row.ticket, row.admitted))
+    }
+
+    /// The ticket the draw gave a pre-queue entry (`None` before the draw),
+    /// from the event's tickets read once on this instance.
+    pub async fn drawn_ticket(&self, event_id: Uuid, queue_token: &str) -> Result<Option<i64>> {
+        self.queue_feed().drawn_ticket(self.pool(), event_id, queue_token).await
     }
 
     /// Whose queue entry the token is.

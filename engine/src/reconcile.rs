@@ -71,7 +71,7 @@ async fn reconcile_once(engine: &Engine) -> Result<ReconcileStats> {
     let candidates = sqlx::query_scalar!(
         r#"SELECT pi.checkout_id
            FROM payment_intents pi JOIN checkouts c USING (checkout_id)
-           WHERE pi.settled_at IS NULL AND pi.next_check_at <= now() AND c.lease_until <= now()
+           WHERE pi.settled_at IS NULL AND pi.next_check_at <= now() AND lease_lapsed(c.lease_until, c.lease_owner)
            ORDER BY pi.next_check_at LIMIT 200"#
     )
     .fetch_all(pool)
@@ -128,12 +128,14 @@ async fn settle_claimed(engine: &Engine, checkout_id: Uuid, lease_secs: f64, sta
     let pool = engine.pool();
     // Claim the checkout's lease so no request or other instance settles it too.
     let claimed = sqlx::query!(
-        r#"UPDATE checkouts c SET lease_until = now() + make_interval(secs => $2)
+        r#"UPDATE checkouts c SET lease_until = now() + make_interval(secs => $2), lease_owner = $3
              FROM payment_intents pi
-            WHERE c.checkout_id = $1 AND pi.checkout_id = c.checkout_id AND c.lease_until <= now() AND pi.settled_at IS NULL
+            WHERE c.checkout_id = $1 AND pi.checkout_id = c.checkout_id AND lease_lapsed(c.lease_until, c.lease_owner)
+              AND pi.settled_at IS NULL
         RETURNING pi.provider, pi.provider_key, pi.provider_ref"#,
         checkout_id,
-        lease_secs
+        lease_secs,
+        engine.settings().instance_id,
     )
     .fetch_optional(pool)
     .await?;

@@ -84,6 +84,9 @@ async fn command(command: Command, db: &DatabaseArgs, pool: sqlx::PgPool) -> Res
 
 async fn serve(mut args: ServeArgs, db: &DatabaseArgs, pool: sqlx::PgPool) -> Result<()> {
     args.secrets_from_env()?;
+    if args.instance_id.is_none() {
+        args.instance_id = Some(instance_id_for(&db.data_dir, args.addr));
+    }
     if args.secret.is_none() {
         args.secret = Some(load_or_create_secret(&db.data_dir)?);
     }
@@ -116,6 +119,15 @@ async fn wait_for_signal() {
     }
     #[cfg(not(unix))]
     let _ = ctrl_c.await;
+}
+
+/// The same server (host, data dir, address) is the same instance across
+/// restarts.
+fn instance_id_for(data_dir: &Path, addr: std::net::SocketAddr) -> uuid::Uuid {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let dir = std::fs::canonicalize(data_dir).unwrap_or_else(|_| data_dir.to_owned());
+    let name = format!("{}\n{}\n{addr}", host.trim(), dir.display());
+    uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_OID, name.as_bytes())
 }
 
 /// The signing secret, generated once and kept in the data dir. The file is

@@ -93,6 +93,14 @@ pub struct ServeArgs {
     /// Requests per second allowed per client address on the rate-limited calls.
     #[arg(long, env = "FRONTROW_RATE_PER_SECOND", default_value_t = 20)]
     pub rate_per_second: u32,
+    /// Addresses of reverse proxies in front of this server: from them (and
+    /// only them) the client's address is read from X-Forwarded-For.
+    #[arg(long, env = "FRONTROW_TRUSTED_PROXIES", value_delimiter = ',')]
+    pub trusted_proxies: Vec<std::net::IpAddr>,
+    /// Live sockets (seat maps and waiting rooms together) one client
+    /// address may hold open (an IPv6 client counts by its /64).
+    #[arg(long, env = "FRONTROW_SOCKETS_PER_ADDRESS", default_value_t = 100)]
+    pub sockets_per_address: usize,
     /// Public base URL; an https URL marks session cookies Secure.
     #[arg(long, env = "FRONTROW_PUBLIC_URL")]
     pub public_url: Option<String>,
@@ -135,8 +143,16 @@ pub struct ServeArgs {
     /// JSON line each); they are logged either way.
     #[arg(long, env = "FRONTROW_MAIL_OUTBOX")]
     pub mail_outbox: Option<PathBuf>,
+    /// This server instance's id (its claims on checkouts carry it). Unset:
+    /// derived from the host, the data dir and the listen address, so a
+    /// restarted server is the same instance and takes back its claims.
+    #[arg(long, env = "FRONTROW_INSTANCE_ID")]
+    pub instance_id: Option<uuid::Uuid>,
     /// Test-only fault injection: `abort_after_checkout_commit` kills the
-    /// process after a sale is committed and before the reply is sent.
+    /// process after a sale is committed and before the reply is sent;
+    /// `abort_before_payment` once the seats are reserved for a payment not
+    /// yet sent; `abort_mid_cancellation` after one booking of a cancelled
+    /// event is refunded.
     #[arg(long, env = "FRONTROW_FAILPOINT", hide = true)]
     pub failpoint: Option<String>,
 }

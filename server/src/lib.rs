@@ -4,6 +4,7 @@
 
 pub mod api;
 pub mod cli;
+pub mod clients;
 pub mod config;
 pub mod demo;
 pub mod html;

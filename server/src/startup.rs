@@ -24,7 +24,8 @@ use tower_http::compression::CompressionLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 use tower_sessions::cookie::SameSite;
-use tower_sessions::{Expiry, SessionManagerLayer};
+use tower_sessions::{CachingSessionStore, Expiry, SessionManagerLayer};
+use tower_sessions_moka_store::MokaStore;
 use tower_sessions_sqlx_store::PostgresStore;
 
 use crate::api;
@@ -38,33 +39,41 @@ use crate::waiting_room;
 /// The largest request body any route accepts.
 pub const MAX_BODY: usize = 256 * 1024;
 
-/// Caps every request body at [`MAX_BODY`]: a declared length above it is
-/// refused at once (413), and a streamed body is cut off there, so no route
-/// can be made to buffer more. Server functions read their whole body, so
-/// theirs is read here, within the cap.
+/// Caps every request body at [`MAX_BODY`], on every route (server
+/// functions, pages and unknown paths included): a declared length above it
+/// is refused at once (413), and a body without one is read up to the cap
+/// and refused as soon as it passes it. Nothing can make a route buffer
+/// more, and a huge upload costs at most the cap before the connection ends.
 async fn limit_body(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
     use axum::response::IntoResponse;
     let too_large = || api::extract::payload_too_large().into_response();
-    let declared = request.headers().get(axum::http::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    let headers = request.headers();
+    let declared = headers.get(axum::http::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > MAX_BODY as u64) {
         return too_large();
     }
+    let has_body = declared.is_some_and(|n| n > 0) || headers.contains_key(axum::http::header::TRANSFER_ENCODING);
+    if !has_body {
+        return next.run(request).await;
+    }
     let (parts, body) = request.into_parts();
-    let body = if parts.uri.path().starts_with("/_app/") {
-        match axum::body::to_bytes(body, MAX_BODY).await {
-            Ok(bytes) => axum::body::Body::from(bytes),
-            Err(_) => return too_large(),
-        }
-    } else {
-        axum::body::Body::new(http_body_util::Limited::new(body, MAX_BODY))
-    };
-    next.run(axum::extract::Request::from_parts(parts, body)).await
+    match axum::body::to_bytes(body, MAX_BODY).await {
+        Ok(bytes) => next.run(axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes))).await,
+        Err(_) => too_large(),
+    }
 }
+
+/// Sessions kept in memory per instance (a few hundred bytes each).
+const SESSION_CACHE_ENTRIES: u64 = 200_000;
+
+/// How long a request waits for a database connection before answering 503
+/// (while the database is down, connecting fails and is retried until then).
+pub const DB_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 
 pub async fn connect(database_url: &str, max_connections: u32) -> Result<PgPool> {
     PgPoolOptions::new()
         .max_connections(max_connections)
-        .acquire_timeout(Duration::from_secs(10))
+        .acquire_timeout(DB_ACQUIRE_TIMEOUT)
         .connect(database_url)
         .await
         .context("connecting to PostgreSQL")
@@ -110,6 +119,7 @@ pub fn engine(settings: &ServeArgs, pool: PgPool) -> Result<Engine> {
         checkout_wait: settings.checkout_wait(),
         payment_grace: Duration::from_secs(settings.payment_grace_secs),
         payment_watch: Duration::from_secs(settings.payment_watch_secs),
+        instance_id: settings.instance_id.unwrap_or_else(uuid::Uuid::new_v4),
         // A request must finish its provider call well within its claim on the key.
         checkout_lease: EngineSettings::default().checkout_lease.max(settings.checkout_wait() * 3),
         ..EngineSettings::default()
@@ -134,7 +144,13 @@ impl Application {
             settings.secret.as_deref().is_some_and(|s| s.len() >= 16),
             "FRONTROW_SECRET must be set to at least 16 characters (or left unset for a generated one)"
         );
+        let mut settings = settings;
+        let instance_id = *settings.instance_id.get_or_insert_with(uuid::Uuid::new_v4);
         let engine = engine(&settings, pool.clone())?;
+        let freed = engine.start_instance().await?;
+        if freed > 0 {
+            tracing::info!(freed, "took back the checkout claims of this instance's previous life");
+        }
         if settings.public_url.is_some() && engine.disable_if_password(crate::demo::DEMO_STAFF_EMAIL, crate::demo::DEMO_STAFF_PASSWORD).await? {
             // The demo's password is printed for anyone to read.
             tracing::warn!(email = crate::demo::DEMO_STAFF_EMAIL, "the demo staff account still had the demo password: disabled, as this site has a public URL");
@@ -160,12 +176,14 @@ impl Application {
             settings: Arc::new(settings),
             rate_limiter,
             fan_limiter,
-            instance_id: uuid::Uuid::new_v4(),
+            instance_id,
+            sessions: PostgresStore::new(pool.clone()),
+            sockets: crate::clients::SocketCaps::default(),
             metrics: metrics_handle(),
             leptos_options,
             shutdown: CancellationToken::new(),
         };
-        let router = router(state.clone(), pool);
+        let router = router(state.clone());
         Ok(Self { local_addr, listener, router, state })
     }
 
@@ -197,8 +215,11 @@ impl Application {
     }
 }
 
-fn router(state: AppState, pool: PgPool) -> Router {
-    let session_store = PostgresStore::new(pool.clone());
+fn router(state: AppState) -> Router {
+    // Sessions are read from memory when this instance has seen them, so
+    // signed-in fans keep browsing while the database is away; writes go to
+    // PostgreSQL first (another instance, or this one restarted, finds them).
+    let session_store = CachingSessionStore::new(MokaStore::new(Some(SESSION_CACHE_ENTRIES)), state.sessions.clone());
     let sessions = SessionManagerLayer::new(session_store)
         .with_name(api::SESSION_COOKIE)
         .with_http_only(true)

@@ -25,6 +25,10 @@ pub struct AppState {
     pub fan_limiter: Option<Arc<FanRateLimiter>>,
     /// This process, as the waiting room's admission lease knows it.
     pub instance_id: uuid::Uuid,
+    /// Open live sockets per client and per queue token.
+    pub sockets: crate::clients::SocketCaps,
+    /// Where sessions are kept (expired ones are swept by a background task).
+    pub sessions: tower_sessions_sqlx_store::PostgresStore,
     pub metrics: PrometheusHandle,
     pub leptos_options: LeptosOptions,
     /// Fires when the server shuts down; long-lived connections (WebSockets)

@@ -5,11 +5,14 @@
 use std::time::Duration;
 
 use tokio::task::JoinSet;
+use tower_sessions::session_store::ExpiredDeletion;
 use tokio_util::sync::CancellationToken;
 
 use crate::state::AppState;
 
 const REAPER_BATCH: i64 = 1000;
+/// Well within the 5 s after which a silent instance's claims lapse.
+const HEARTBEAT: Duration = Duration::from_secs(1);
 
 pub struct Tasks(JoinSet<()>);
 
@@ -30,6 +33,17 @@ pub fn spawn(state: AppState, shutdown: CancellationToken) -> Tasks {
         async move {
             if let Err(e) = engine.reap_once(REAPER_BATCH).await {
                 tracing::warn!(error = %e, "reaper round failed");
+            }
+        }
+    }));
+
+    // Alive: this instance's claims on checkouts stay its own.
+    let engine = state.engine.clone();
+    set.spawn(every(HEARTBEAT, shutdown.clone(), move || {
+        let engine = engine.clone();
+        async move {
+            if let Err(e) = engine.heartbeat().await {
+                tracing::warn!(error = %e, "heartbeat failed");
             }
         }
     }));
@@ -56,6 +70,31 @@ pub fn spawn(state: AppState, shutdown: CancellationToken) -> Tasks {
                     Ok(_) => {}
                     Err(e) => tracing::warn!(%event_id, error = %e, "admission round failed"),
                 }
+            }
+        }
+    }));
+
+    // The rate limiters forget clients that have gone quiet.
+    let limiters = (state.rate_limiter.clone(), state.fan_limiter.clone());
+    set.spawn(every(Duration::from_secs(60), shutdown.clone(), move || {
+        if let Some(l) = &limiters.0 {
+            l.retain_recent();
+            l.shrink_to_fit();
+        }
+        if let Some(l) = &limiters.1 {
+            l.retain_recent();
+            l.shrink_to_fit();
+        }
+        async {}
+    }));
+
+    // Expired sessions are deleted hourly (and once at start).
+    let sessions = state.sessions.clone();
+    set.spawn(every(Duration::from_secs(3600), shutdown.clone(), move || {
+        let sessions = sessions.clone();
+        async move {
+            if let Err(e) = sessions.delete_expired().await {
+                tracing::warn!(error = %e, "deleting expired sessions failed");
             }
         }
     }));

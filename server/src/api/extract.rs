@@ -162,3 +162,33 @@ where
         Ok(Self(user))
     }
 }
+
+/// The client's limits key (address, IPv6 /64), through a trusted proxy if
+/// one is configured; `None` for in-process calls without a connection.
+pub struct ClientKey(pub Option<std::net::IpAddr>);
+
+impl<S> FromRequestParts<S> for ClientKey
+where
+    S: Send + Sync,
+    AppState: FromRef<S>,
+{
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let state = AppState::from_ref(state);
+        Ok(Self(crate::clients::parts_key(parts, &state.settings.trusted_proxies)))
+    }
+}
+
+/// A place for one more live socket of this client (and key), or 429.
+pub fn socket_slot(state: &AppState, client: &ClientKey, extra: Option<(String, usize)>) -> Result<crate::clients::SocketSlot, AppError> {
+    let mut limits = Vec::with_capacity(2);
+    if let Some(ip) = client.0 {
+        limits.push((format!("addr:{ip}"), state.settings.sockets_per_address));
+    }
+    limits.extend(extra);
+    state.sockets.take(&limits).ok_or_else(|| {
+        metrics::counter!("frontrow_sockets_refused_total").increment(1);
+        AppError::rate_limited(5)
+    })
+}

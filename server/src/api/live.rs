@@ -2,7 +2,7 @@
 //! on any server instance.
 
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
-use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
@@ -10,12 +10,13 @@ use frontrow_model::live::LiveFrame;
 use frontrow_engine::live::{FeedMessage, LiveEvent};
 use serde::Deserialize;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 use utoipa::IntoParams;
 
 use super::error::{AppError, ApiResult};
-use super::extract::{ApiQuery, IdPath};
+use super::extract::{socket_slot, ApiQuery, ClientKey, IdPath};
 use crate::state::AppState;
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -39,6 +40,7 @@ pub async fn live(
     State(state): State<AppState>,
     IdPath(event_id): IdPath,
     ApiQuery(query): ApiQuery<LiveQuery>,
+    client: ClientKey,
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> ApiResult<Response> {
     // Unknown events are refused before the upgrade, as a plain 404.
@@ -55,9 +57,19 @@ pub async fn live(
         let frame = event.snapshot_frame(since).ok_or_else(AppError::not_found)?;
         return Ok(([(header::CONTENT_TYPE, "application/json")], frame).into_response());
     };
+    let slot = socket_slot(&state, &client, None)?;
     let shutdown = state.shutdown.clone();
-    Ok(upgrade.on_upgrade(move |socket| serve_viewer(socket, event, since, shutdown)))
+    Ok(upgrade.on_upgrade(move |socket| async move {
+        serve_viewer(socket, event, since, shutdown).await;
+        drop(slot);
+    }))
 }
+
+/// A viewer that has not taken a frame within this is gone or too slow.
+const SEND_WITHIN: Duration = Duration::from_secs(10);
+
+/// Close code telling a viewer it fell behind: reconnect and resume.
+const FELL_BEHIND: u16 = 4000;
 
 async fn serve_viewer(mut socket: WebSocket, event: Arc<LiveEvent>, since: Option<(u32, u64)>, shutdown: CancellationToken) {
     metrics::gauge!("frontrow_live_viewers").increment(1.0);
@@ -90,16 +102,26 @@ async fn relay(
             },
             message = feed.recv() => match message {
                 Ok(FeedMessage::Diff(text)) => text.to_string(),
-                // Missed diffs (a slow viewer, or a lost database listener): start over from a snapshot.
-                Ok(FeedMessage::Resync) | Err(RecvError::Lagged(_)) => match event.snapshot_frame(None) {
+                // The board itself started over (a lost database listener):
+                // every viewer gets the whole map once.
+                Ok(FeedMessage::Resync) => match event.snapshot_frame(None) {
                     Some(frame) => frame,
                     None => return,
                 },
+                // This viewer fell behind: drop it rather than send it a map
+                // per lag; it reconnects and resumes from its last frame.
+                Err(RecvError::Lagged(_)) => {
+                    metrics::counter!("frontrow_live_viewers_dropped_total").increment(1);
+                    let close = CloseFrame { code: FELL_BEHIND, reason: "fell behind: reconnect and resume".into() };
+                    let _ = tokio::time::timeout(SEND_WITHIN, socket.send(Message::Close(Some(close)))).await;
+                    return;
+                }
                 Err(RecvError::Closed) => return,
             },
         };
-        if socket.send(Message::Text(frame.into())).await.is_err() {
-            return;
+        match tokio::time::timeout(SEND_WITHIN, socket.send(Message::Text(frame.into()))).await {
+            Ok(Ok(())) => {}
+            _ => return,
         }
     }
 }

@@ -12,10 +12,10 @@ pub mod live;
 pub mod ops;
 pub mod queue;
 
-use std::net::SocketAddr;
+
 use std::time::Instant;
 
-use axum::extract::{ConnectInfo, MatchedPath, Request, State};
+use axum::extract::{MatchedPath, Request, State};
 use axum::http::{header, Method};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -168,10 +168,11 @@ pub fn router(state: AppState) -> Router<AppState> {
         .method_not_allowed_fallback(|| async { AppError::new(ErrorKind::MethodNotAllowed, "this path does not accept that method") })
 }
 
-/// Per-client-address token bucket; 429 with Retry-After when empty.
+/// Per-client token bucket (an address, an IPv6 /64); 429 with
+/// Retry-After when empty.
 async fn rate_limit(State(state): State<AppState>, request: Request, next: Next) -> Response {
     if let Some(limiter) = &state.rate_limiter {
-        let ip = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip());
+        let ip = crate::clients::request_key(request.extensions(), request.headers(), &state.settings.trusted_proxies);
         if let Some(ip) = ip {
             if let Err(not_until) = limiter.check_key(&ip) {
                 let wait = not_until.wait_time_from(DefaultClock::default().now());

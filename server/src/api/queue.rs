@@ -10,7 +10,7 @@ use tower_sessions::Session;
 use uuid::Uuid;
 
 use super::error::{AppError, ApiResult};
-use super::extract::{ApiJson, CurrentUser, IdPath, StaffUser};
+use super::extract::{socket_slot, ApiJson, ClientKey, CurrentUser, IdPath, StaffUser};
 use crate::state::AppState;
 
 /// Per-fan limit on waiting-room and hold calls (on top of the per-address
@@ -71,18 +71,42 @@ pub async fn configure(
     Ok(Json(state.engine.configure_queue(&staff, event_id, &settings).await?))
 }
 
+/// Sockets one queue token may hold open (a fan with a few tabs).
+const SOCKETS_PER_TOKEN: usize = 4;
+
 /// `GET /api/v1/events/{id}/queue/{token}/live`: the fan's position pushed
 /// after every admission round (the page polls when this is unavailable).
 pub async fn live(
     State(state): State<AppState>,
     Path((event_id, queue_token)): Path<(String, String)>,
+    client: ClientKey,
     upgrade: axum::extract::ws::WebSocketUpgrade,
 ) -> ApiResult<axum::response::Response> {
     let event_id: Uuid = event_id.parse().map_err(|_| AppError::not_found())?;
-    // Unknown tokens are refused before the upgrade.
-    state.engine.queue_entry(event_id, &queue_token).await?;
+    // Unknown tokens are refused before the upgrade; the one query a socket
+    // costs is this one.
+    let (ticket, _) = state.engine.queue_entry(event_id, &queue_token).await?;
+    let slot = socket_slot(&state, &client, Some((format!("queue:{queue_token}"), SOCKETS_PER_TOKEN)))?;
     let rounds = state.engine.queue_feed().subscribe(event_id);
-    Ok(upgrade.on_upgrade(move |socket| push_positions(socket, state, event_id, queue_token, rounds)))
+    Ok(upgrade.on_upgrade(move |socket| async move {
+        push_positions(socket, state, event_id, queue_token, ticket, rounds).await;
+        drop(slot);
+    }))
+}
+
+/// What a waiting fan with `ticket` is told after `round`.
+fn frame_for(ticket: Option<i64>, round: &frontrow_engine::queue::QueueRound) -> Option<QueueFrame> {
+    Some(match ticket {
+        Some(t) if t <= round.admitted_through => QueueFrame { state: QueueState::Admitted, position: None, eta_seconds: None, draw_pending: false },
+        _ if round.remaining <= 0 => QueueFrame { state: QueueState::SoldOut, position: None, eta_seconds: None, draw_pending: false },
+        Some(t) => {
+            let position = (t - round.admitted_through - 1).max(0);
+            let eta = (round.rate > 0.01).then(|| ((position + 1) as f64 / round.rate).ceil() as i64);
+            QueueFrame { state: QueueState::Waiting, position: Some(position), eta_seconds: eta, draw_pending: false }
+        }
+        // Waiting for the draw: nothing new to say.
+        None => return None,
+    })
 }
 
 async fn push_positions(
@@ -90,11 +114,11 @@ async fn push_positions(
     state: AppState,
     event_id: Uuid,
     queue_token: String,
+    mut ticket: Option<i64>,
     mut rounds: tokio::sync::broadcast::Receiver<frontrow_engine::queue::QueueRound>,
 ) {
     use axum::extract::ws::Message;
     use tokio::sync::broadcast::error::RecvError;
-    let mut ticket = None;
     loop {
         let round = tokio::select! {
             _ = state.shutdown.cancelled() => return,
@@ -108,26 +132,19 @@ async fn push_positions(
                 Err(RecvError::Closed) => return,
             },
         };
-        // The ticket is fixed once drawn; read it until then.
-        if ticket.is_none() {
-            match state.engine.queue_entry(event_id, &queue_token).await {
-                Ok((t, _)) => ticket = t,
+        // A pre-queue ticket is known once the round says the draw is done;
+        // all sockets of the event share one read of the drawn tickets.
+        if ticket.is_none() && round.drawn {
+            match state.engine.drawn_ticket(event_id, &queue_token).await {
+                Ok(t) => ticket = t,
                 Err(_) => return,
             }
         }
-        let frame = match ticket {
-            Some(t) if t <= round.admitted_through => QueueFrame { state: QueueState::Admitted, position: None, eta_seconds: None, draw_pending: false },
-            _ if round.remaining <= 0 => QueueFrame { state: QueueState::SoldOut, position: None, eta_seconds: None, draw_pending: false },
-            Some(t) => {
-                let position = (t - round.admitted_through - 1).max(0);
-                let eta = (round.rate > 0.01).then(|| ((position + 1) as f64 / round.rate).ceil() as i64);
-                QueueFrame { state: QueueState::Waiting, position: Some(position), eta_seconds: eta, draw_pending: false }
-            }
-            None => continue,
-        };
+        let Some(frame) = frame_for(ticket, &round) else { continue };
         let Ok(text) = serde_json::to_string(&frame) else { return };
-        if socket.send(Message::Text(text.into())).await.is_err() {
-            return;
+        match tokio::time::timeout(std::time::Duration::from_secs(10), socket.send(Message::Text(text.into()))).await {
+            Ok(Ok(())) => {}
+            _ => return,
         }
     }
 }

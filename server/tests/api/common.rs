@@ -69,6 +69,8 @@ pub fn test_settings() -> ServeArgs {
     s.sim_slow_ms = 1000;
     s.site_root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/site");
     s.secret = Some("test-secret-long-enough-to-sign".into());
+    // Tests open hundreds of sockets from one address.
+    s.sockets_per_address = 100_000;
     s
 }
 

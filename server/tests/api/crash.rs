@@ -13,7 +13,15 @@ pub(crate) struct Server {
 }
 
 pub(crate) async fn start_server(database_url: &str, failpoint: Option<&str>) -> Server {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    start_server_on(database_url, free_port(), failpoint).await
+}
+
+pub(crate) fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// The real binary on `port` (the same port again is the same instance).
+pub(crate) async fn start_server_on(database_url: &str, port: u16, failpoint: Option<&str>) -> Server {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_frontrow"));
     cmd.arg("serve")
         .env("DATABASE_URL", database_url)
@@ -87,6 +95,65 @@ async fn retry_after_a_crash_between_commit_and_reply_returns_the_same_booking()
     let bookings: i64 = sqlx::query_scalar("SELECT count(*) FROM bookings").fetch_one(&setup.pool).await.unwrap();
     let charges: i64 = sqlx::query_scalar("SELECT count(*) FROM sim_provider_payments").fetch_one(&setup.pool).await.unwrap();
     assert_eq!((bookings, charges), (1, 1));
+    setup.assert_invariants().await;
+    drop(server);
+}
+
+/// Signs a new fan up on `base`, holds `seat`, and sends a checkout the
+/// server dies in (`abort_before_payment`); answers the fan and the hold.
+async fn checkout_killed_mid_payment(doomed: &mut Server, event: uuid::Uuid, seat: &str) -> (Client, String, String) {
+    let fan = client_for(&doomed.base);
+    let email = format!("killed-{}@example.test", uuid::Uuid::new_v4().simple());
+    assert_eq!(fan.post("/api/v1/auth/signup", json!({ "email": email, "password": PASSWORD, "name": "K" })).await.status, 201);
+    let hold = fan.hold(event, &[seat]).await;
+    assert_eq!(hold.status, 201, "{}", hold.body);
+    let hold_id = hold.body["hold_id"].as_str().unwrap().to_owned();
+    let token = hold.body["hold_token"].as_str().unwrap().to_owned();
+    let lost = fan
+        .http
+        .post(format!("{}/api/v1/holds/{hold_id}/checkout", doomed.base))
+        .header("idempotency-key", "killed-key")
+        .json(&json!({ "hold_token": token, "payment_token": "tok_visa" }))
+        .send()
+        .await;
+    assert!(lost.is_err(), "the reply must be lost: {lost:?}");
+    let status = tokio::time::timeout(Duration::from_secs(10), doomed.child.wait()).await.unwrap().unwrap();
+    assert!(!status.success(), "the server process was killed");
+    (fan, hold_id, token)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_checkout_cut_short_by_a_kill_is_answered_soon_after_the_restart() {
+    let setup = spawn_app().await;
+    let event = setup.event(1, 10, 300, 8).await;
+    let database_url = setup.database_url.clone();
+
+    // Restarted as the same instance (same address): its previous life's
+    // claim is let go at start, so the first retry is answered.
+    let port = free_port();
+    let mut doomed = start_server_on(&database_url, port, Some("abort_before_payment")).await;
+    let (fan, hold_id, token) = checkout_killed_mid_payment(&mut doomed, event, "A-1-1").await;
+    let server = start_server_on(&database_url, port, None).await;
+    let retry = Client { http: fan.http.clone(), base: server.base.clone() }.checkout(&hold_id, &token, "tok_visa", "killed-key").await;
+    assert_eq!(retry.status, 201, "the first retry after the restart: {}", retry.body);
+
+    // Another instance takes over once the dead one has missed its
+    // heartbeats (seconds), not when the 30 s claim runs out.
+    let mut doomed = start_server_on(&database_url, free_port(), Some("abort_before_payment")).await;
+    let (fan, hold_id, token) = checkout_killed_mid_payment(&mut doomed, event, "A-1-2").await;
+    let other = Client { http: fan.http.clone(), base: server.base.clone() };
+    let answer = eventually(12, "the retry to be answered", || async {
+        let r = other.checkout(&hold_id, &token, "tok_visa", "killed-key").await;
+        match (r.status, r.body["error"].as_str()) {
+            (409, Some("idempotency_key_in_use")) => None,
+            _ => Some(r),
+        }
+    })
+    .await;
+    assert_eq!(answer.status, 201, "{}", answer.body);
+
+    let charges: i64 = sqlx::query_scalar("SELECT count(*) FROM sim_provider_payments").fetch_one(&setup.pool).await.unwrap();
+    assert_eq!(charges, 2, "one charge per checkout");
     setup.assert_invariants().await;
     drop(server);
 }

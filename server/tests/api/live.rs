@@ -11,7 +11,7 @@ use serde_json::Value;
 use tokio_tungstenite::tungstenite::Message;
 use uuid::Uuid;
 
-type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+pub(crate) type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 async fn viewer(app: &TestApp, event_id: Uuid, query: &str) -> (Socket, Value) {
     let url = format!("ws://{}/api/v1/events/{event_id}/live{query}", app.addr);
@@ -21,7 +21,7 @@ async fn viewer(app: &TestApp, event_id: Uuid, query: &str) -> (Socket, Value) {
     (socket, first)
 }
 
-async fn next_frame(socket: &mut Socket) -> Value {
+pub(crate) async fn next_frame(socket: &mut Socket) -> Value {
     loop {
         let message = tokio::time::timeout(Duration::from_secs(10), socket.next())
             .await

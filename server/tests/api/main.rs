@@ -13,6 +13,7 @@ mod crash;
 mod hardening;
 mod holds;
 mod live;
+mod outage;
 mod pages;
 mod payment_http;
 mod server_fns;

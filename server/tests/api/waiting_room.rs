@@ -503,3 +503,72 @@ async fn a_queue_token_that_cannot_be_one_names_nothing() {
         assert_eq!(r.body["error"], json!("not_found"));
     }
 }
+
+#[tokio::test]
+async fn waiting_sockets_cost_no_query_per_round_and_one_read_at_the_draw() {
+    let app = spawn_app_with(|s| s.admission_interval_ms = 3_600_000).await;
+    let event_id = room_event(&app, 1000, 3600).await;
+    let fans = bulk_fans(&app.pool, 200).await;
+    let mut sockets = Vec::new();
+    for &fan in &fans {
+        let token = app.engine.join_queue(event_id, fan).await.expect("join");
+        let url = format!("ws://{}/api/v1/events/{event_id}/queue/{token}/live", app.addr);
+        sockets.push(tokio_tungstenite::connect_async(url).await.expect("socket").0);
+    }
+    // Rounds before the opening: nothing to tell, nothing read per socket.
+    for _ in 0..3 {
+        round(&app, event_id).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(app.engine.queue_feed().ticket_loads(), 0);
+    // The opening: the draw, then one read of the tickets for all 200 sockets.
+    sqlx::query("UPDATE events SET sale_opens_at = now() - interval '1 second', max_active = 10, admission_factor = 1 WHERE event_id = $1")
+        .bind(event_id)
+        .execute(&app.pool)
+        .await
+        .expect("open");
+    let r = round(&app, event_id).await;
+    let mut positions = Vec::new();
+    for socket in &mut sockets {
+        let frame = tokio::time::timeout(Duration::from_secs(10), socket.next()).await.expect("a push").expect("open").expect("frame");
+        let frame: serde_json::Value = serde_json::from_str(frame.to_text().expect("text")).expect("json");
+        if frame["state"] == "waiting" {
+            positions.push(frame["position"].as_i64().expect("position"));
+        }
+    }
+    assert_eq!(app.engine.queue_feed().ticket_loads(), 1, "one read of the drawn tickets, not one per socket");
+    positions.sort_unstable();
+    assert_eq!(positions, (0..(200 - r.admitted)).collect::<Vec<_>>(), "every waiting fan has a distinct place");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_queue_token_holds_few_sockets_and_an_address_a_bounded_number() {
+    let app = spawn_app_with(|s| {
+        s.admission_interval_ms = 3_600_000;
+        s.sockets_per_address = 6;
+    })
+    .await;
+    let event_id = room_event(&app, 10, 3600).await;
+    let fans = bulk_fans(&app.pool, 2).await;
+    let token = app.engine.join_queue(event_id, fans[0]).await.expect("join");
+    let url = format!("ws://{}/api/v1/events/{event_id}/queue/{token}/live", app.addr);
+    let mut open = Vec::new();
+    for _ in 0..4 {
+        open.push(tokio_tungstenite::connect_async(&url).await.expect("within the token's cap").0);
+    }
+    let refused = tokio_tungstenite::connect_async(&url).await.expect_err("a fifth socket for one token");
+    assert!(matches!(refused, tokio_tungstenite::tungstenite::Error::Http(ref r) if r.status() == 429), "{refused:?}");
+    // The address's cap counts seat-map sockets too.
+    let map = format!("ws://{}/api/v1/events/{event_id}/live", app.addr);
+    open.push(tokio_tungstenite::connect_async(&map).await.expect("fifth for the address").0);
+    open.push(tokio_tungstenite::connect_async(&map).await.expect("sixth for the address").0);
+    let refused = tokio_tungstenite::connect_async(&map).await.expect_err("a seventh from one address");
+    assert!(matches!(refused, tokio_tungstenite::tungstenite::Error::Http(ref r) if r.status() == 429), "{refused:?}");
+    // Closing one frees its place.
+    let mut first = open.remove(0);
+    first.close(None).await.expect("close");
+    drop(first);
+    eventually(5, "the place to be given back", || async { tokio_tungstenite::connect_async(&map).await.ok().map(|_| ()) }).await;
+    app.stop().await;
+}
