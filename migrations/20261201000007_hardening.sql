@@ -40,3 +40,15 @@ LANGUAGE sql STABLE AS $$
         OR (owner IS NOT NULL AND NOT EXISTS (
                 SELECT 1 FROM instances i WHERE i.instance_id = owner AND i.heartbeat_at > now() - interval '5 seconds'))
 $$;
+
+-- Bot friction at the queue: an event may require a verified email to join
+-- its waiting room; a one-time code sent by mail verifies it.
+ALTER TABLE users ADD COLUMN email_verified_at timestamptz;
+ALTER TABLE events ADD COLUMN queue_requires_verified_email boolean NOT NULL DEFAULT false;
+CREATE TABLE email_codes (
+    user_id    uuid PRIMARY KEY REFERENCES users (user_id) ON DELETE CASCADE,
+    code_hash  text NOT NULL,
+    expires_at timestamptz NOT NULL,
+    attempts   integer NOT NULL DEFAULT 0,
+    sent_at    timestamptz NOT NULL DEFAULT now()
+);

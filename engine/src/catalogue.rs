@@ -424,7 +424,7 @@ pub(crate) async fn announce_event_change(conn: &mut sqlx::PgConnection, event_i
 pub(crate) async fn load_event(pool: &sqlx::PgPool, event_id: Uuid) -> Result<Event> {
     let e = sqlx::query!(
         r#"SELECT event_id, name, kind, venue, starts_at AS "starts_at: DateTime<Utc>", sale_opens_at AS "sale_opens_at: DateTime<Utc>",
-                  hold_ttl_seconds, max_seats_per_order, waiting_room_enabled, published,
+                  hold_ttl_seconds, max_seats_per_order, waiting_room_enabled, published, queue_requires_verified_email,
                   cancelled_at AS "cancelled_at: DateTime<Utc>"
            FROM events WHERE event_id = $1"#,
         event_id
@@ -449,6 +449,7 @@ pub(crate) async fn load_event(pool: &sqlx::PgPool, event_id: Uuid) -> Result<Ev
         hold_ttl_seconds: e.hold_ttl_seconds,
         max_seats_per_order: e.max_seats_per_order,
         waiting_room_enabled: e.waiting_room_enabled,
+        queue_requires_verified_email: e.queue_requires_verified_email,
         published: e.published,
         cancelled_at: e.cancelled_at,
         tiers,

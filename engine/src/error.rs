@@ -38,6 +38,8 @@ pub enum EngineError {
     EmailTaken,
     #[error("wrong email or password")]
     InvalidCredentials,
+    #[error("this waiting room is for fans who have verified their email address: ask for a code, then enter it")]
+    EmailNotVerified,
     #[error("too many failed sign-ins for this account; try again in {retry_after} s")]
     TooManyAttempts { retry_after: u64 },
     #[error("your account may not do this")]
@@ -112,6 +114,7 @@ impl From<EngineError> for AppError {
             E::IdempotencyKeyInUse => ErrorKind::IdempotencyKeyInUse,
             E::EmailTaken => ErrorKind::EmailTaken,
             E::InvalidCredentials => ErrorKind::InvalidCredentials,
+            E::EmailNotVerified => ErrorKind::EmailNotVerified,
             E::TooManyAttempts { retry_after } => return AppError::new(ErrorKind::RateLimited { retry_after }, message),
             E::Forbidden => return AppError::forbidden(),
             E::AlreadyRefunded => ErrorKind::AlreadyRefunded,

@@ -34,6 +34,7 @@ pub mod reports;
 mod seats;
 mod stats;
 mod tokens;
+mod verification;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

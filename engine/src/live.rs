@@ -419,6 +419,12 @@ impl SeatBoard {
 
     /// How many times an event's seats were read from the database (tests
     /// check that concurrent first requests share one load).
+    /// How many times the board has resynchronised (once per connection of
+    /// the change listener, the first included).
+    pub fn resyncs(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
     pub fn loads(&self) -> u64 {
         self.loads.load(Ordering::Relaxed)
     }

@@ -238,6 +238,11 @@ impl Engine {
     /// Joins the fan to the event's waiting room (joins arriving together
     /// share one database call). Joining again keeps the place and the token.
     pub async fn join_queue(&self, event_id: Uuid, user_id: Uuid) -> Result<String> {
+        // Only an event that asks for it costs the check a query.
+        let requires_email = self.board().event(event_id).await?.facts().is_some_and(|e| e.queue_requires_verified_email);
+        if requires_email && !self.email_verified(user_id).await? {
+            return Err(EngineError::EmailNotVerified);
+        }
         let joiner = {
             let mut slot = self.inner.joiner.lock().unwrap_or_else(|e| e.into_inner());
             match slot.as_ref() {
@@ -418,7 +423,7 @@ impl Engine {
     pub async fn queue_stats(&self, event_id: Uuid) -> Result<QueueStats> {
         let pool = self.pool();
         let r = sqlx::query!(
-            r#"SELECT e.waiting_room_enabled, e.admission_paused, e.admission_factor, e.max_active,
+            r#"SELECT e.waiting_room_enabled, e.queue_requires_verified_email, e.admission_paused, e.admission_factor, e.max_active,
                       coalesce(q.next_ticket - q.admitted_through, 0) AS "numbered!",
                       coalesce(q.prequeue, 0) AS "prequeue!",
                       coalesce(q.admitted_through, 0) AS "admitted_total!",
@@ -434,6 +439,7 @@ impl Engine {
         .ok_or(EngineError::NotFound)?;
         Ok(QueueStats {
             waiting_room_enabled: r.waiting_room_enabled,
+            require_verified_email: r.queue_requires_verified_email,
             paused: r.admission_paused,
             admission_factor: r.admission_factor,
             max_active: r.max_active,
@@ -457,27 +463,31 @@ impl Engine {
         if s.max_active.is_some_and(|m| !(1..=1_000_000).contains(&m)) {
             return Err(EngineError::invalid("max_active must be 1 to 1000000"));
         }
+        // The change, its log line and the news to other instances: together.
+        let mut tx = pool.begin().await?;
         let updated = sqlx::query!(
             r#"UPDATE events SET waiting_room_enabled = coalesce($2, waiting_room_enabled),
                                  admission_paused = coalesce($3, admission_paused),
                                  admission_factor = coalesce($4, admission_factor),
-                                 max_active = coalesce($5, max_active)
+                                 max_active = coalesce($5, max_active),
+                                 queue_requires_verified_email = coalesce($6, queue_requires_verified_email)
                WHERE event_id = $1"#,
             event_id,
             s.waiting_room_enabled,
             s.paused,
             s.admission_factor,
-            s.max_active
+            s.max_active,
+            s.require_verified_email,
         )
-        .execute(pool)
+        .execute(&mut *tx)
         .await?;
         if updated.rows_affected() == 0 {
             return Err(EngineError::NotFound);
         }
         let detail = serde_json::to_string(s).unwrap_or_default();
-        let mut conn = pool.acquire().await?;
-        crate::changelog::record(&mut conn, Some(event_id), staff.user_id, "waiting_room_changed", &[], &detail).await?;
-        crate::catalogue::announce_event_change(&mut conn, event_id).await?;
+        crate::changelog::record(&mut tx, Some(event_id), staff.user_id, "waiting_room_changed", &[], &detail).await?;
+        crate::catalogue::announce_event_change(&mut tx, event_id).await?;
+        tx.commit().await?;
         self.board().refresh_facts(event_id).await?;
         self.queue_stats(event_id).await
     }

@@ -28,6 +28,9 @@ pub struct Event {
     pub hold_ttl_seconds: i32,
     pub max_seats_per_order: i32,
     pub waiting_room_enabled: bool,
+    /// Joining the waiting room needs a verified email address.
+    #[serde(default)]
+    pub queue_requires_verified_email: bool,
     /// Unpublished events are invisible to fans.
     pub published: bool,
     /// Set once the event is cancelled: nothing more is sold.
@@ -277,6 +280,7 @@ mod tests {
             hold_ttl_seconds: 480,
             max_seats_per_order: 8,
             waiting_room_enabled: false,
+            queue_requires_verified_email: false,
             published: true,
             cancelled_at: None,
             tiers: vec![],

@@ -39,6 +39,7 @@ pub struct QueueView {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct QueueStats {
     pub waiting_room_enabled: bool,
+    pub require_verified_email: bool,
     pub paused: bool,
     pub admission_factor: f64,
     pub max_active: i32,
@@ -60,6 +61,8 @@ pub struct QueueStats {
 #[serde(deny_unknown_fields)]
 pub struct QueueSettings {
     pub waiting_room_enabled: Option<bool>,
+    /// Only fans who have verified their email may join.
+    pub require_verified_email: Option<bool>,
     pub paused: Option<bool>,
     /// k in `target = min(k x remaining seats, max_active)`.
     #[cfg_attr(feature = "openapi", schema(exclusive_minimum = 0.0, maximum = 20.0))]

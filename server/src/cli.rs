@@ -32,6 +32,9 @@ async fn database(args: &DatabaseArgs) -> Result<(String, Option<PrivateCluster>
         Some(url) => Ok((url.clone(), None)),
         None => {
             let cluster = PrivateCluster::ensure(&args.data_dir, args.pg_port).await?;
+            if cluster.location() != std::fs::canonicalize(&args.data_dir)?.join("pg") {
+                eprintln!("private PostgreSQL cluster: {}", cluster.location().display());
+            }
             cluster.create_database("frontrow").await?;
             Ok((cluster.url("frontrow"), Some(cluster)))
         }
@@ -42,7 +45,7 @@ async fn execute(cli: Cli) -> Result<ExitCode> {
     let (url, cluster) = database(&cli.database).await?;
     let pool = connect(&url, cli.database.db_pool).await?;
     migrate(&pool).await?;
-    let outcome = command(cli.command.unwrap_or_else(|| Command::Serve(Box::default())), &cli.database, pool.clone()).await;
+    let outcome = command(cli.command.unwrap_or_else(|| Command::Serve(Box::default())), &cli.database, &url, pool.clone()).await;
     pool.close().await;
     if let Some(cluster) = cluster.filter(|c| c.started_here()) {
         cluster.stop().await.context("stopping the private PostgreSQL")?;
@@ -50,11 +53,12 @@ async fn execute(cli: Cli) -> Result<ExitCode> {
     outcome
 }
 
-async fn command(command: Command, db: &DatabaseArgs, pool: sqlx::PgPool) -> Result<ExitCode> {
+async fn command(command: Command, db: &DatabaseArgs, url: &str, pool: sqlx::PgPool) -> Result<ExitCode> {
     let engine = || engine(&ServeArgs::default(), pool.clone());
     match command {
         Command::Serve(args) => serve(*args, db, pool).await?,
         Command::Migrate => println!("migrations applied"),
+        Command::DatabaseUrl => println!("{url}"),
         Command::SeedDemo => {
             let event_id = demo::seed(&engine()?).await?;
             println!("demo event {event_id} ({})", demo::DEMO_EVENT_NAME);

@@ -21,6 +21,9 @@ pub enum Command {
     Serve(Box<ServeArgs>),
     /// Apply database migrations and exit.
     Migrate,
+    /// Print the URL of the database in use (the private cluster's, unless
+    /// DATABASE_URL is set), for psql, pgbench and the like.
+    DatabaseUrl,
     /// Create the demo venue and event (idempotent) and a demo staff account.
     SeedDemo,
     /// Manage accounts.
@@ -143,6 +146,14 @@ pub struct ServeArgs {
     /// JSON line each); they are logged either way.
     #[arg(long, env = "FRONTROW_MAIL_OUTBOX")]
     pub mail_outbox: Option<PathBuf>,
+    /// Sender of mail sent over SMTP.
+    #[arg(long, env = "FRONTROW_MAIL_FROM", default_value = "frontrow <tickets@localhost>")]
+    pub mail_from: String,
+    /// FRONTROW_SMTP_URL (or the file FRONTROW_SMTP_URL_FILE names), e.g.
+    /// `smtps://user:password@mail.example.com`: mail goes out over SMTP
+    /// instead of to the log. Never a flag (it holds a password).
+    #[arg(skip)]
+    pub smtp_url: Option<String>,
     /// This server instance's id (its claims on checkouts carry it). Unset:
     /// derived from the host, the data dir and the listen address, so a
     /// restarted server is the same instance and takes back its claims.
@@ -203,6 +214,7 @@ impl ServeArgs {
     pub fn secrets_from_env(&mut self) -> anyhow::Result<()> {
         self.secret = secret_from_env("FRONTROW_SECRET")?;
         self.payment_api_key = secret_from_env("FRONTROW_PAYMENT_API_KEY")?;
+        self.smtp_url = secret_from_env("FRONTROW_SMTP_URL")?;
         Ok(())
     }
 }

@@ -125,7 +125,10 @@ pub fn engine(settings: &ServeArgs, pool: PgPool) -> Result<Engine> {
         ..EngineSettings::default()
     };
     let provider = payment_provider(settings, &pool)?;
-    let mailer = Arc::new(frontrow_engine::mail::FileMailer::new(settings.mail_outbox.clone()));
+    let mailer: Arc<dyn frontrow_engine::mail::Mailer> = match &settings.smtp_url {
+        Some(url) => Arc::new(crate::mail::SmtpMailer::new(url, &settings.mail_from)?),
+        None => Arc::new(frontrow_engine::mail::FileMailer::new(settings.mail_outbox.clone())),
+    };
     Ok(Engine::new(pool, provider, mailer, engine_settings))
 }
 
@@ -252,6 +255,7 @@ fn router(state: AppState) -> Router {
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), api::rate_limit_server_fns))
         .route_layer(axum::middleware::from_fn(api::track_metrics))
         .layer(axum::middleware::from_fn(api::csrf_guard))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::security::security_headers))
         .layer(sessions)
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
         .layer(axum::middleware::from_fn(limit_body))

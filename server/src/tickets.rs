@@ -21,6 +21,8 @@ struct PrintedTicket {
 #[derive(Template)]
 #[template(path = "tickets.html")]
 struct TicketsPage {
+    /// On the inline script and style, as the page's policy allows.
+    nonce: String,
     booking_id: String,
     event_name: String,
     venue: String,
@@ -33,11 +35,12 @@ struct TicketsPage {
 /// seat, each with its QR code. Anyone else gets 404; nobody signed in is
 /// sent to sign in first.
 pub async fn print_tickets(State(state): State<AppState>, session: Session, Path(booking_id): Path<String>) -> Response {
+    // Parsed first: nothing from the raw path goes into a redirect.
+    let Ok(booking_id) = booking_id.parse::<Uuid>() else { return not_found() };
     let user = match signed_in(&state, &session, &format!("/bookings/{booking_id}/print")).await {
         Ok(user) => user,
         Err(response) => return response,
     };
-    let Ok(booking_id) = booking_id.parse::<Uuid>() else { return not_found() };
     let booking = match state.engine.booking_for(&user, booking_id).await {
         Ok(b) => b,
         Err(EngineError::NotFound) => return not_found(),
@@ -48,7 +51,9 @@ pub async fn print_tickets(State(state): State<AppState>, session: Session, Path
         Err(e) => return failure(e),
     };
     let layout = &board.layout;
+    let nonce = crate::security::nonce();
     let page = TicketsPage {
+        nonce: nonce.clone(),
         booking_id: booking.booking_id.to_string(),
         event_name: board.event.name.clone(),
         venue: board.event.venue.clone(),
@@ -63,5 +68,5 @@ pub async fn print_tickets(State(state): State<AppState>, session: Session, Path
             })
             .collect(),
     };
-    render(&page)
+    render(&page, &nonce)
 }

@@ -15,6 +15,8 @@ use crate::state::AppState;
 #[derive(Template)]
 #[template(path = "waiting_room.html")]
 struct WaitingRoomPage {
+    /// On the inline script and style, as the page's policy allows.
+    nonce: String,
     event_id: String,
     event_name: String,
     venue: String,
@@ -42,12 +44,14 @@ pub async fn page(State(state): State<AppState>, session: Session, Path(event_id
     if !event.published {
         return not_found();
     }
+    let nonce = crate::security::nonce();
     let page = WaitingRoomPage {
+        nonce: nonce.clone(),
         event_id: event_id.to_string(),
         event_name: event.name.clone(),
         venue: event.venue.clone(),
         starts_at: event.starts_at.format("%A %e %B %Y, %H:%M UTC").to_string(),
         opens_at: event.sale_opens_at.format("%e %B %Y, %H:%M:%S UTC").to_string(),
     };
-    render(&page)
+    render(&page, &nonce)
 }

@@ -115,6 +115,7 @@ pub async fn update_event(
 pub async fn configure_queue(
     event_id: Uuid,
     waiting_room_enabled: Option<String>,
+    require_verified_email: Option<String>,
     paused: Option<String>,
     admission_factor: String,
     max_active: String,
@@ -123,6 +124,7 @@ pub async fn configure_queue(
     let factor = admission_factor.trim().parse::<f64>().map_err(|_| AppError::invalid("k must be a number"))?;
     let settings = QueueSettings {
         waiting_room_enabled: Some(waiting_room_enabled.is_some()),
+        require_verified_email: Some(require_verified_email.is_some()),
         paused: Some(paused.is_some()),
         admission_factor: Some(factor),
         max_active: number("max_active", &max_active)?,

@@ -66,6 +66,12 @@ fn FormNotice() -> impl IntoView {
 /// The answer to a staff page's loader failing: sign in first, not yours
 /// (403), not there (404), or an error.
 fn refused(error: AppError, here: &str) -> AnyView {
+    // Our paths are plain ASCII: anything else in one (control or
+    // direction-changing characters) names nothing here, and is no place to
+    // send anyone back to.
+    if !here.bytes().all(|b| b.is_ascii_graphic()) {
+        return view! { <NotFound/> }.into_any();
+    }
     match error.kind {
         ErrorKind::Unauthenticated => {
             let to = format!("/signin?next={here}");

@@ -70,3 +70,40 @@ pub async fn me(CurrentUser(user): CurrentUser) -> Json<User> {
 pub async fn my_bookings(State(state): State<AppState>, CurrentUser(user): CurrentUser) -> ApiResult<Json<BookingList>> {
     Ok(Json(BookingList { bookings: state.engine.bookings_of(user.user_id).await? }))
 }
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EmailCodeSent {
+    /// False when the address was verified already (no code is sent).
+    pub sent: bool,
+    pub email: String,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EmailCodeBody {
+    /// The six digits from the email.
+    #[schema(pattern = "^[0-9]{6}$", min_length = 6, max_length = 6)]
+    pub code: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EmailVerified {
+    pub verified: bool,
+}
+
+/// Mails the signed-in fan a one-time code to verify their address (some
+/// waiting rooms ask for it). At most one code every 30 s.
+#[utoipa::path(post, path = "/api/v1/me/email-code", security(("session" = [])),
+    responses((status = 202, body = EmailCodeSent), (status = 429, description = "a code was sent moments ago")))]
+pub async fn send_email_code(State(state): State<AppState>, CurrentUser(user): CurrentUser) -> ApiResult<(StatusCode, Json<EmailCodeSent>)> {
+    let sent = state.engine.send_email_code(&user).await?;
+    Ok((StatusCode::ACCEPTED, Json(EmailCodeSent { sent, email: user.email })))
+}
+
+/// Checks the code from the email; right, the address is verified.
+#[utoipa::path(post, path = "/api/v1/me/email-code/confirm", request_body = EmailCodeBody, security(("session" = [])),
+    responses((status = 200, body = EmailVerified), (status = 422, description = "wrong, expired or malformed code")))]
+pub async fn confirm_email_code(State(state): State<AppState>, CurrentUser(user): CurrentUser, ApiJson(body): ApiJson<EmailCodeBody>) -> ApiResult<Json<EmailVerified>> {
+    state.engine.confirm_email_code(&user, &body.code).await?;
+    Ok(Json(EmailVerified { verified: true }))
+}

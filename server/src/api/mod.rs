@@ -36,7 +36,7 @@ pub const SESSION_COOKIE: &str = "frontrow_session";
     info(title = "frontrow API", version = "1", description = "Ticketing for flash on-sales. Money is integer cents; times are RFC 3339 UTC. \
         Every error is an AppError: {\"error\": code, \"message\": text, ...}."),
     paths(
-        auth::signup, auth::login, auth::logout, auth::me, auth::my_bookings,
+        auth::signup, auth::login, auth::logout, auth::me, auth::my_bookings, auth::send_email_code, auth::confirm_email_code,
         catalogue::list_events, catalogue::event_detail, catalogue::seats, live::live,
         holds::create_hold, holds::hold_best, holds::get_hold, holds::release_hold, holds::checkout, holds::get_checkout, holds::get_booking,
         admin::create_event, admin::list_events, admin::update_event, admin::cancel_event, admin::audit_event, admin::event_stats,
@@ -121,6 +121,8 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/api/v1/holds/{hold_id}/checkout", post(holds::checkout))
         .route("/api/v1/events/{event_id}/queue", post(queue::join))
         .route("/api/v1/events/{event_id}/queue/{queue_token}", get(queue::status))
+        .route("/api/v1/me/email-code", post(auth::send_email_code))
+        .route("/api/v1/me/email-code/confirm", post(auth::confirm_email_code))
         .route_layer(middleware::from_fn_with_state(state.clone(), rate_limit));
 
     Router::new()

@@ -232,7 +232,11 @@ async fn the_session_cookie_is_http_only_and_same_site_lax() {
     assert_eq!(attribute_value(&set_cookie, "Path").as_deref(), Some("/"), "{set_cookie}");
 
     // Served over https, the cookie is Secure too.
-    let https = spawn_app_with(|s| s.public_url = Some("https://tickets.example".into())).await;
+    let https = spawn_app_with(|s| {
+        s.public_url = Some("https://tickets.example".into());
+        s.payment_provider = Some(frontrow_server::config::ProviderKind::Simulated);
+    })
+    .await;
     let c = bare_client(&https);
     let r = post_with_cookie(&c, "/api/v1/auth/signup", None, json!({ "email": new_email(), "password": PASSWORD, "name": "Tls" })).await;
     assert_eq!(r.status, 201);

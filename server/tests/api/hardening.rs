@@ -238,3 +238,219 @@ async fn password_hashing_runs_at_most_one_per_core() {
     let peak = sampler.await.unwrap();
     assert!(peak >= 1.0 && peak <= cores, "hashes running at once peaked at {peak} with {cores} cores");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crafted_ids_in_page_paths_are_not_found_or_redirected_never_an_error() {
+    let app = spawn_app().await;
+    let (fan, staff, anonymous) = (app.fan().await, app.staff().await, app.client());
+    let pages = [
+        "/events/{}", "/events/{}/queue", "/checkouts/{}", "/bookings/{}", "/bookings/{}/print", "/admin/events/{}",
+        "/admin/events/{}/seats", "/admin/events/{}/dashboard", "/admin/events/{}/audit", "/admin/events/{}/waiting-room",
+        "/admin/bookings/{}",
+    ];
+    let crafted = ["%0A", "%0D%0ALocation:%20http://evil.example", "%00", "%1B%5B31m", "%7F", "x%0Ay", "%E2%80%AE", "..%2F..%2Fetc"];
+    for who in [&anonymous, &fan, &staff] {
+        for page in pages {
+            for id in crafted {
+                let path = page.replace("{}", id);
+                let r = who.http.get(format!("{}{path}", who.base)).header("accept", "text/html").send().await.unwrap();
+                let status = r.status().as_u16();
+                assert!(status == 404 || (300..400).contains(&status), "{path}: {status}");
+                if let Some(location) = r.headers().get("location") {
+                    assert!(!location.as_bytes().iter().any(|b| b.is_ascii_control()), "{path}: redirected to {location:?}");
+                }
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_response_carries_the_security_headers_and_pages_a_nonce_policy() {
+    let app = spawn_app().await;
+    let event = app.event(1, 4, 300, 4).await;
+    let fan = app.fan().await;
+    for path in ["/", &format!("/events/{event}"), "/signin", "/api/v1/events", "/healthz", "/no/such/page"] {
+        let r = fan.http.get(format!("{}{path}", fan.base)).send().await.unwrap();
+        let h = r.headers().clone();
+        assert_eq!(h["x-content-type-options"], "nosniff", "{path}");
+        assert_eq!(h["x-frame-options"], "DENY", "{path}");
+        assert!(h.contains_key("referrer-policy"), "{path}");
+        assert!(!h.contains_key("strict-transport-security"), "{path}: no HSTS over plain http");
+        let policy = h["content-security-policy"].to_str().unwrap().to_owned();
+        assert!(policy.contains("frame-ancestors 'none'"), "{path}: {policy}");
+        let is_html = h["content-type"].to_str().unwrap().starts_with("text/html");
+        let body = r.text().await.unwrap();
+        if is_html {
+            assert!(!policy.contains("unsafe-inline"), "{path}: {policy}");
+            // Every inline script carries the nonce the policy names.
+            for script in body.split("<script").skip(1) {
+                let tag = &script[..script.find('>').unwrap()];
+                if tag.contains("src=") {
+                    continue;
+                }
+                let nonce = tag.split("nonce=\"").nth(1).and_then(|n| n.split('"').next()).unwrap_or_else(|| panic!("{path}: inline script without a nonce: {tag}"));
+                assert!(policy.contains(&format!("'nonce-{nonce}'")), "{path}: nonce {nonce} not in {policy}");
+            }
+        } else {
+            assert!(policy.contains("default-src 'none'"), "{path}: {policy}");
+        }
+    }
+    app.stop().await;
+
+    let public = spawn_app_with(|s| {
+        s.public_url = Some("https://tickets.example.test".into());
+        s.payment_provider = Some(frontrow_server::config::ProviderKind::Simulated);
+    })
+    .await;
+    let r = public.client().get("/").await;
+    assert!(r.headers["strict-transport-security"].to_str().unwrap().starts_with("max-age="));
+}
+
+/// A one-connection SMTP sink: answers a client as a server would and hands
+/// back the message it was given.
+async fn smtp_sink(listener: tokio::net::TcpListener) -> String {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let (socket, _) = listener.accept().await.unwrap();
+    let (read, mut write) = socket.into_split();
+    let mut lines = BufReader::new(read).lines();
+    write.write_all(b"220 sink ESMTP\r\n").await.unwrap();
+    let mut message = String::new();
+    let mut in_data = false;
+    while let Ok(Some(line)) = lines.next_line().await {
+        if in_data {
+            if line == "." {
+                in_data = false;
+                write.write_all(b"250 queued\r\n").await.unwrap();
+            } else {
+                message.push_str(&line);
+                message.push('\n');
+            }
+            continue;
+        }
+        let verb = line.split(' ').next().unwrap_or("").to_uppercase();
+        let reply: &[u8] = match verb.as_str() {
+            "EHLO" | "HELO" => b"250 sink\r\n",
+            "DATA" => {
+                in_data = true;
+                b"354 go on\r\n"
+            }
+            "QUIT" => {
+                write.write_all(b"221 bye\r\n").await.unwrap();
+                break;
+            }
+            _ => b"250 ok\r\n",
+        };
+        write.write_all(reply).await.unwrap();
+    }
+    message
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mail_goes_out_over_smtp_when_a_server_is_configured() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let sink = tokio::spawn(smtp_sink(listener));
+    let app = spawn_app_with(move |s| {
+        s.smtp_url = Some(format!("smtp://127.0.0.1:{port}"));
+        s.mail_from = "frontrow <tickets@example.test>".into();
+    })
+    .await;
+    let fan = app.fan().await;
+    assert_eq!(fan.post("/api/v1/me/email-code", json!({})).await.status, 202);
+    let message = tokio::time::timeout(Duration::from_secs(10), sink).await.unwrap().unwrap();
+    assert!(message.contains("Subject: Your frontrow code: "), "{message}");
+    assert!(message.contains("From: frontrow <tickets@example.test>"), "{message}");
+}
+
+#[cfg(unix)]
+fn mode_and_owner(path: &std::path::Path) -> (u32, u32) {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(path).unwrap();
+    assert!(m.is_dir() && !m.file_type().is_symlink(), "{} is a plain directory", path.display());
+    (m.mode() & 0o777, m.uid())
+}
+
+fn running_as_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|v| v.split_whitespace().next().map(|u| u == "0"))
+        .unwrap_or(false)
+}
+
+/// `psql` as `user`; answers whether it could run a query.
+async fn psql_as(user: &str, url: &str) -> bool {
+    let status = tokio::process::Command::new("runuser")
+        .args(["-u", user, "--", "psql", url, "-Atc", "SELECT 1"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .await
+        .unwrap();
+    status.success()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_private_cluster_admits_only_its_own_users() {
+    use frontrow_server::pgcluster::PrivateCluster;
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/private-pg-test");
+    let cluster = PrivateCluster::ensure(&dir, 54336).await.unwrap();
+    let data = cluster.location().join("data");
+    let hba = std::fs::read_to_string(data.join("pg_hba.conf")).unwrap();
+    let rules: Vec<&str> = hba.lines().filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#')).collect();
+    assert_eq!(rules, ["local all all peer map=frontrow"], "local peer identity only, no trust, no TCP");
+    let (data_mode, owner) = mode_and_owner(&data);
+    assert_eq!(data_mode, 0o700);
+    let (location_mode, _) = mode_and_owner(cluster.location());
+    assert_eq!(location_mode, 0o700);
+    let url = cluster.url("postgres");
+    let socket_dir = url.split("host=").nth(1).unwrap().split('&').next().unwrap().to_owned();
+    let (socket_mode, socket_owner) = mode_and_owner(std::path::Path::new(&socket_dir));
+    assert_eq!((socket_mode, socket_owner), (0o700, owner), "the socket dir is the cluster user's alone");
+    // Its own users get in.
+    let pool = frontrow_server::startup::connect(&url, 1).await.expect("frontrow's user connects");
+    pool.close().await;
+    if running_as_root() {
+        // Another local user does not, whatever they try.
+        let _ = tokio::process::Command::new("useradd").args(["--system", "--no-create-home", "frontrow-probe"]).status().await;
+        assert!(!psql_as("frontrow-probe", &url).await, "another local user connected");
+        assert!(!psql_as("frontrow-probe", &format!("{url}&user=frontrow-probe")).await);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cluster_refuses_a_link_in_place_of_its_directory() {
+    use frontrow_server::pgcluster::PrivateCluster;
+    let root = std::env::temp_dir().join(format!("frontrow-link-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&root).unwrap();
+    let elsewhere = std::env::temp_dir().join(format!("frontrow-target-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, root.join("pg")).unwrap();
+    let refused = PrivateCluster::ensure(&root, 54337).await;
+    assert!(refused.is_err(), "a link where the cluster's directory goes was followed");
+    let _ = std::fs::remove_dir_all(&root);
+    let _ = std::fs::remove_dir_all(&elsewhere);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_checkout_in_roots_private_home_still_gets_its_cluster() {
+    use frontrow_server::pgcluster::PrivateCluster;
+    use std::os::unix::fs::PermissionsExt;
+    if !running_as_root() {
+        return;
+    }
+    // Like /root: a home only its owner may enter.
+    let home = std::env::temp_dir().join(format!("frontrow-home-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(home.join("checkout")).unwrap();
+    std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let cluster = PrivateCluster::ensure(&home.join("checkout/.data"), 54338).await.expect("a cluster despite the private home");
+    assert!(cluster.location().starts_with("/var/lib/frontrow/"), "{}", cluster.location().display());
+    let pool = frontrow_server::startup::connect(&cluster.url("postgres"), 1).await.unwrap();
+    let one: i32 = sqlx::query_scalar("SELECT 1").fetch_one(&pool).await.unwrap();
+    assert_eq!(one, 1);
+    pool.close().await;
+    cluster.stop().await.unwrap();
+    let _ = std::fs::remove_dir_all(cluster.location());
+    let _ = std::fs::remove_dir_all(&home);
+}

@@ -165,6 +165,9 @@ async fn concurrent_first_reads_share_one_load_and_stay_in_memory() {
     let event_id = a.event(10, 20, 300, 6).await;
     let b = spawn_app_on(&database, |_| {}).await;
     assert_eq!(b.engine.board().loads(), 0);
+    // Once B listens: a load that overlaps the listener's first connection
+    // is rightly done again (changes before it were not heard).
+    eventually(10, "B's change listener", || async { (b.engine.board().resyncs() >= 1).then_some(()) }).await;
 
     let client = b.client();
     let reads = (0..64).map(|i| {

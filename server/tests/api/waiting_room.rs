@@ -572,3 +572,76 @@ async fn a_queue_token_holds_few_sockets_and_an_address_a_bounded_number() {
     eventually(5, "the place to be given back", || async { tokio_tungstenite::connect_async(&map).await.ok().map(|_| ()) }).await;
     app.stop().await;
 }
+
+/// The code in the last message the file mailer kept for `email`.
+fn mailed_code(outbox: &std::path::Path, email: &str) -> String {
+    let text = std::fs::read_to_string(outbox).expect("outbox");
+    let mail: serde_json::Value = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|m| m["to"] == email)
+        .last()
+        .expect("a mail to the fan");
+    mail["subject"].as_str().unwrap().rsplit(' ').next().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn a_room_that_asks_for_a_verified_email_lets_in_fans_who_typed_their_code() {
+    let outbox = std::env::temp_dir().join(format!("frontrow-outbox-{}.jsonl", Uuid::new_v4().simple()));
+    let app = spawn_app_with({
+        let outbox = outbox.clone();
+        move |s| {
+            s.admission_interval_ms = 3_600_000;
+            s.mail_outbox = Some(outbox);
+        }
+    })
+    .await;
+    let event_id = room_event(&app, 10, -60).await;
+    let open_room = room_event(&app, 10, -60).await;
+    let staff = app.staff().await;
+    let set = staff.send(staff.http.patch(app.url(&format!("/api/v1/admin/events/{event_id}/waiting-room"))).json(&json!({ "require_verified_email": true }))).await;
+    assert_eq!((set.status, &set.body["require_verified_email"]), (200, &json!(true)), "{}", set.body);
+
+    let fan = app.client();
+    let email = format!("verify-{}@example.test", Uuid::new_v4().simple());
+    assert_eq!(fan.post("/api/v1/auth/signup", json!({ "email": email, "password": PASSWORD, "name": "V" })).await.status, 201);
+    let join = |event: Uuid| {
+        let path = format!("/api/v1/events/{event}/queue");
+        let fan = &fan;
+        async move { fan.post(&path, json!({})).await }
+    };
+    let refused = eventually(5, "the room's rule to reach this instance", || async {
+        let r = join(event_id).await;
+        (r.status == 403).then_some(r)
+    })
+    .await;
+    assert_eq!(refused.body["error"], "email_not_verified");
+    assert_eq!(join(open_room).await.status, 201, "other rooms do not ask");
+
+    let sent = fan.post("/api/v1/me/email-code", json!({})).await;
+    assert_eq!((sent.status, &sent.body["sent"]), (202, &json!(true)), "{}", sent.body);
+    assert_eq!(fan.post("/api/v1/me/email-code", json!({})).await.status, 429, "one code every 30 s");
+    let code = mailed_code(&outbox, &email);
+    assert_eq!(code.len(), 6);
+    let wrong = if code == "000000" { "111111" } else { "000000" };
+    let r = fan.post("/api/v1/me/email-code/confirm", json!({ "code": wrong })).await;
+    assert_eq!((r.status, r.body["error"].as_str()), (422, Some("invalid_input")));
+    assert_eq!(fan.post("/api/v1/me/email-code/confirm", json!({ "code": "12ab56" })).await.status, 422);
+    assert_eq!(join(event_id).await.status, 403, "still unverified");
+    let r = fan.post("/api/v1/me/email-code/confirm", json!({ "code": code })).await;
+    assert_eq!((r.status, &r.body["verified"]), (200, &json!(true)), "{}", r.body);
+    assert_eq!(join(event_id).await.status, 201);
+    assert_eq!(fan.post("/api/v1/me/email-code", json!({})).await.body["sent"], json!(false), "verified: nothing to send");
+
+    // Five wrong tries use the code up.
+    let other = app.fan().await;
+    assert_eq!(other.post("/api/v1/me/email-code", json!({})).await.status, 202);
+    for _ in 0..5 {
+        assert_eq!(other.post("/api/v1/me/email-code/confirm", json!({ "code": "999999" })).await.status, 422);
+    }
+    let other_email: String = other.get("/api/v1/me").await.body["email"].as_str().unwrap().to_owned();
+    let spent = other.post("/api/v1/me/email-code/confirm", json!({ "code": mailed_code(&outbox, &other_email) })).await;
+    assert_eq!(spent.status, 422, "the code is spent: {}", spent.body);
+    let _ = std::fs::remove_file(&outbox);
+    app.stop().await;
+}

@@ -102,8 +102,9 @@ pub struct BookingData {
 
 #[server(prefix = "/_app")]
 pub async fn load_staff_booking(booking_id: String) -> Result<BookingData, AppError> {
-    let (engine, user) = crate::server::staff().await?;
+    // A malformed id names nothing, whoever asks.
     let id: Uuid = booking_id.parse().map_err(|_| AppError::not_found())?;
+    let (engine, user) = crate::server::staff().await?;
     let booking = engine.booking_for(&user, id).await?;
     let board = engine.board().snapshot(booking.event_id).await?;
     let labels = booking

@@ -158,8 +158,9 @@ pub struct StaffEvent {
 
 #[server(prefix = "/_app")]
 pub async fn load_staff_event(event_id: String) -> Result<StaffEvent, AppError> {
-    let (engine, _) = crate::server::staff().await?;
+    // A malformed id names nothing, whoever asks.
     let id: uuid::Uuid = event_id.parse().map_err(|_| AppError::not_found())?;
+    let (engine, _) = crate::server::staff().await?;
     let event = engine.event(id).await?;
     let line = engine.staff_events().await?.into_iter().find(|e| e.event_id == id).ok_or_else(AppError::not_found)?;
     Ok(StaffEvent { queue: engine.queue_stats(id).await?, audit: engine.audit(Some(id)).await?, event, line })
@@ -236,6 +237,8 @@ fn EventSettings(data: StaffEvent) -> impl IntoView {
                 <form class="stacked" method="post" action=ConfigureQueue::PATH>
                     <input type="hidden" name="event_id" value=id.to_string()/>
                     <label class="check"><input type="checkbox" name="waiting_room_enabled" checked=queue.waiting_room_enabled/> "Waiting room on"</label>
+                    <label class="check"><input type="checkbox" name="require_verified_email" checked=queue.require_verified_email/>
+                        " Only fans with a verified email may join (they are sent a code)"</label>
                     <label class="check"><input type="checkbox" name="paused" checked=queue.paused/> "Admission paused"</label>
                     <label>"k (shoppers per remaining seat)" <input type="number" name="admission_factor" value=queue.admission_factor step="0.1" min="0.1" max="20"/></label>
                     <label>"At most shopping at once" <input type="number" name="max_active" value=queue.max_active min="1" max="1000000"/></label>
@@ -256,7 +259,8 @@ fn EventSettings(data: StaffEvent) -> impl IntoView {
 /// The waiting room's controls live on the event's page now.
 #[component]
 pub fn WaitingRoomRedirect() -> impl IntoView {
-    let to = format!("/admin/events/{}#waiting-room", param("id"));
+    let Ok(id) = param("id").parse::<uuid::Uuid>() else { return view! { <crate::pages::NotFound/> }.into_any() };
+    let to = format!("/admin/events/{id}#waiting-room");
     redirect(&to);
-    view! { <p><a href=to>"The waiting room's controls"</a></p> }
+    view! { <p><a href=to>"The waiting room's controls"</a></p> }.into_any()
 }

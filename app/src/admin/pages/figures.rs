@@ -17,8 +17,9 @@ pub struct DashboardData {
 
 #[server(prefix = "/_app")]
 pub async fn load_dashboard(event_id: String) -> Result<DashboardData, AppError> {
-    let (engine, user) = crate::server::staff().await?;
+    // A malformed id names nothing, whoever asks.
     let id: uuid::Uuid = event_id.parse().map_err(|_| AppError::not_found())?;
+    let (engine, user) = crate::server::staff().await?;
     Ok(DashboardData { event: engine.event(id).await?, stats: engine.event_stats(&user, id).await? })
 }
 
@@ -59,8 +60,9 @@ pub struct AuditData {
 
 #[server(prefix = "/_app")]
 pub async fn load_audit(event_id: String, seat_id: Option<String>, kind: Option<String>, since: Option<String>) -> Result<AuditData, AppError> {
-    let (engine, _) = crate::server::staff().await?;
+    // A malformed id names nothing, whoever asks.
     let id: uuid::Uuid = event_id.parse().map_err(|_| AppError::not_found())?;
+    let (engine, _) = crate::server::staff().await?;
     let since = match since.as_deref().filter(|s| !s.is_empty()) {
         Some(s) => Some(
             chrono::NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M")

@@ -19,8 +19,9 @@ pub struct DeskData {
 
 #[server(prefix = "/_app")]
 pub async fn load_seat_desk(event_id: String) -> Result<DeskData, AppError> {
-    let (engine, _) = crate::server::staff().await?;
+    // A malformed id names nothing, whoever asks.
     let id: uuid::Uuid = event_id.parse().map_err(|_| AppError::not_found())?;
+    let (engine, _) = crate::server::staff().await?;
     let board = engine.board().snapshot(id).await?;
     Ok(DeskData { svg: crate::seatmap::render_for(&board, crate::seatmap::Audience::Staff), event: (*board.event).clone() })
 }

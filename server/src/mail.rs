@@ -1,0 +1,46 @@
+//! Mail over SMTP, for deployments (the engine's default mailer only logs
+//! and files its messages). Configured by an `smtp://` or `smtps://` URL
+//! with the credentials in it, read from the environment only.
+
+use async_trait::async_trait;
+use frontrow_engine::mail::{Mail, Mailer};
+use frontrow_engine::EngineError;
+use lettre::message::Mailbox;
+use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
+
+pub struct SmtpMailer {
+    transport: AsyncSmtpTransport<Tokio1Executor>,
+    from: Mailbox,
+}
+
+impl SmtpMailer {
+    /// `url`: e.g. `smtps://user:password@mail.example.com` (TLS) or
+    /// `smtp://user:password@mail.example.com?tls=required` (STARTTLS).
+    pub fn new(url: &str, from: &str) -> anyhow::Result<Self> {
+        let transport = AsyncSmtpTransport::<Tokio1Executor>::from_url(url)
+            .map_err(|e| anyhow::anyhow!("FRONTROW_SMTP_URL: {e}"))?
+            .timeout(Some(std::time::Duration::from_secs(10)))
+            .build();
+        let from = from.parse().map_err(|e| anyhow::anyhow!("FRONTROW_MAIL_FROM: {e}"))?;
+        Ok(Self { transport, from })
+    }
+}
+
+#[async_trait]
+impl Mailer for SmtpMailer {
+    async fn send(&self, mail: &Mail) -> Result<(), EngineError> {
+        let to: Mailbox = mail.to.parse().map_err(|e| EngineError::invalid(format!("cannot mail {}: {e}", mail.to)))?;
+        let message = Message::builder()
+            .from(self.from.clone())
+            .to(to)
+            .subject(&mail.subject)
+            .body(mail.body.clone())
+            .map_err(|e| EngineError::Internal(format!("building a mail: {e}")))?;
+        self.transport.send(message).await.map_err(|e| {
+            tracing::warn!(to = %mail.to, error = %e, "SMTP send failed");
+            EngineError::Internal(format!("sending a mail: {e}"))
+        })?;
+        tracing::info!(to = %mail.to, subject = %mail.subject, "mail sent");
+        Ok(())
+    }
+}
