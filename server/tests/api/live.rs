@@ -211,3 +211,49 @@ async fn concurrent_first_reads_share_one_load_and_stay_in_memory() {
     a.stop().await;
     b.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_viewer_that_falls_behind_is_dropped_to_reconnect_not_sent_maps() {
+    use futures::SinkExt;
+    let app = spawn_app().await;
+    let event_id = app.event(20, 50, 300, 4).await;
+    let staff = app.staff().await;
+    // A viewer that reads nothing, through the smallest window the kernel allows.
+    let tcp = tokio::net::TcpSocket::new_v4().unwrap();
+    tcp.set_recv_buffer_size(2048).unwrap();
+    let stream = tcp.connect(app.addr).await.unwrap();
+    let url = format!("ws://{}/api/v1/events/{event_id}/live", app.addr);
+    let (mut socket, _) = tokio_tungstenite::client_async(url, stream).await.expect("upgrade");
+    // Many changes of many seats: far more than the feed keeps for a viewer
+    // and the connection can buffer.
+    let seats: Vec<String> = (1..=20).flat_map(|r| (1..=50).map(move |n| format!("A-{r}-{n}"))).collect();
+    let blocks = format!("/api/v1/admin/events/{event_id}/blocks");
+    for _ in 0..100 {
+        assert_eq!(staff.post(&blocks, serde_json::json!({ "seat_ids": seats, "reason": "churn" })).await.status, 200);
+        let r = staff.send(staff.http.delete(format!("{}{blocks}", staff.base)).json(&serde_json::json!({ "seat_ids": seats }))).await;
+        assert_eq!(r.status, 200);
+    }
+    // Now it reads: what was already on its way, then the close that says
+    // "reconnect and resume", and no full map after the first.
+    let mut snapshots = 0;
+    let mut frames = 0;
+    let close = loop {
+        let message = tokio::time::timeout(Duration::from_secs(20), socket.next()).await.expect("the socket answers").expect("open");
+        match message {
+            Ok(Message::Text(text)) => {
+                frames += 1;
+                let frame: Value = serde_json::from_str(&text).unwrap();
+                snapshots += usize::from(frame["type"] == "snapshot");
+            }
+            Ok(Message::Close(close)) => break close,
+            Ok(_) => {}
+            Err(e) => panic!("the socket failed instead of closing: {e}"),
+        }
+    };
+    let close = close.expect("a close frame with a code");
+    assert_eq!(u16::from(close.code), 4000, "{close:?}");
+    assert_eq!(snapshots, 1, "only the first frame is a whole map");
+    assert!(frames < 200 * 8, "{frames} frames: it was dropped, not fed everything");
+    let _ = socket.close(None).await;
+    let _ = socket.flush().await;
+}
