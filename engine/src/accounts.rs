@@ -190,6 +190,32 @@ impl Engine {
         Ok(User { user_id, email: email.to_owned(), name: name.to_owned(), role })
     }
 
+    /// Many fans at once, for load runs: `{prefix}-{n}@load.test` for n in
+    /// `0..count`, sharing one password hash, in one statement; existing
+    /// addresses are left alone. Answers the accounts, new or not.
+    pub async fn insert_fans(&self, prefix: &str, count: u32, password_hash: &str) -> Result<Vec<User>> {
+        sqlx::query!(
+            r#"INSERT INTO users (user_id, email, name, password_hash, role)
+               SELECT gen_random_uuid(), format('%s-%s@load.test', $1::text, n), format('Fan %s', n), $3, 'fan'
+                 FROM generate_series(0, $2::int - 1) n
+               ON CONFLICT ((lower(email))) DO NOTHING"#,
+            prefix,
+            count as i32,
+            password_hash,
+        )
+        .execute(self.pool())
+        .await?;
+        let rows = sqlx::query!(
+            r#"SELECT u.user_id, u.email, u.name FROM users u
+                WHERE lower(u.email) IN (SELECT format('%s-%s@load.test', lower($1::text), n) FROM generate_series(0, $2::int - 1) n)"#,
+            prefix,
+            count as i32,
+        )
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows.into_iter().map(|r| User { user_id: r.user_id, email: r.email, name: r.name, role: Role::Fan }).collect())
+    }
+
     /// Checks a password. Unknown emails cost the same as wrong passwords, so the
     /// answer time does not reveal which accounts exist.
     pub async fn authenticate(&self, email: &str, password: &str) -> Result<User> {

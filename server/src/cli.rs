@@ -70,6 +70,20 @@ async fn command(command: Command, db: &DatabaseArgs, url: &str, pool: sqlx::PgP
             let user = engine()?.create_user(NewUser { email: &email, password: &password, name: &name, role }).await?;
             println!("created {} {} ({:?})", user.user_id, user.email, user.role);
         }
+        Command::User(UserCommand::Bulk { count, prefix, out }) => {
+            let engine = engine()?;
+            // One shared hash: these accounts sign in by their sessions.
+            let hash = frontrow_engine::accounts::hash_password(format!("{prefix}-load-password")).await?;
+            let fans = engine.insert_fans(&prefix, count, &hash).await?;
+            let store = tower_sessions_sqlx_store::PostgresStore::new(pool.clone());
+            let mut lines = String::with_capacity(fans.len() * 96);
+            for fan in &fans {
+                let cookie = frontrow_app::session::create_signed_in(&store, fan, tower_sessions::cookie::time::Duration::days(1)).await?;
+                lines.push_str(&format!("{}\t{cookie}\n", fan.email));
+            }
+            std::fs::write(&out, lines).with_context(|| format!("writing {}", out.display()))?;
+            println!("{} signed-in fans written to {}", fans.len(), out.display());
+        }
         Command::Audit { event } => {
             let report = engine()?.audit(event).await?;
             println!("{}", serde_json::to_string_pretty(&report)?);

@@ -39,6 +39,17 @@ pub enum Command {
 
 #[derive(Debug, Subcommand)]
 pub enum UserCommand {
+    /// Many signed-in fans at once, for load runs: `PREFIX-N@load.test`
+    /// with one password, each with a session. Writes `email<TAB>session
+    /// cookie value` lines to OUT.
+    Bulk {
+        #[arg(long)]
+        count: u32,
+        #[arg(long, default_value = "loadfan")]
+        prefix: String,
+        #[arg(long)]
+        out: std::path::PathBuf,
+    },
     /// Create an account (staff and admin accounts are only made this way).
     Create {
         #[arg(long)]
