@@ -4,6 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/toolchain.sh
+# A build from a clean checkout gains nothing from incremental-compilation
+# data, which costs gigabytes of disk (set CARGO_INCREMENTAL=1 to keep it).
+export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
 
 # The wasm crate is built apart (its `hydrate` features must not leak into
 # the server build); the test build also produces target/debug/frontrow.

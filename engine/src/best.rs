@@ -174,7 +174,7 @@ impl Engine {
             return Err(EngineError::invalid("tier must be 1 to 32 characters"));
         }
         // Refused callers cost no look at the seats.
-        self.rules(event_id).await?.check_can_hold(fan, admission)?;
+        self.hold_rules(event_id, fan, admission).await?;
         let mut attempt = 0;
         loop {
             attempt += 1;

@@ -179,7 +179,7 @@ pub fn plan_layout(sections: &[NewSection], tiers: &[TierPrice]) -> EventLayout 
     EventLayout::new(layout_sections, seats)
 }
 
-/// The event's booking rules, read on every hold.
+/// The event's booking rules, checked on every hold.
 pub(crate) struct EventRules {
     pub event_id: Uuid,
     pub sale_opens_at: DateTime<Utc>,
@@ -188,6 +188,20 @@ pub(crate) struct EventRules {
     pub waiting_room_enabled: bool,
     pub published: bool,
     pub cancelled: bool,
+}
+
+impl From<&Event> for EventRules {
+    fn from(e: &Event) -> Self {
+        Self {
+            event_id: e.event_id,
+            sale_opens_at: e.sale_opens_at,
+            hold_ttl_seconds: e.hold_ttl_seconds,
+            max_seats_per_order: e.max_seats_per_order,
+            waiting_room_enabled: e.waiting_room_enabled,
+            published: e.published,
+            cancelled: e.cancelled_at.is_some(),
+        }
+    }
 }
 
 impl EventRules {
@@ -285,6 +299,8 @@ impl Engine {
             changelog::record(&mut tx, Some(event_id), actor, "event_created", &[], &format!("{} seats", seats_total)).await?;
         }
         tx.commit().await?;
+        // Other instances hear of it through the events trigger.
+        self.board().forget_published_events();
         Ok(CreatedEvent { event_id, seats_total })
     }
 
@@ -347,11 +363,9 @@ impl Engine {
     /// The catalogue fans see: published events, soonest first, with their
     /// seat counts from this instance's seat maps.
     pub async fn events(&self) -> Result<Vec<EventSummary>> {
-        let ids = sqlx::query_scalar!("SELECT event_id FROM events WHERE published ORDER BY starts_at, name")
-            .fetch_all(self.pool())
-            .await?;
+        let ids = self.board().published_events().await?;
         let mut list = Vec::with_capacity(ids.len());
-        for id in ids {
+        for &id in ids.iter() {
             list.push(self.board().snapshot(id).await?.summary());
         }
         Ok(list)

@@ -14,7 +14,7 @@ use crate::accounts::require_staff;
 use crate::catalogue::check_text;
 use crate::checkout::{run, CheckoutOutcome, Payment};
 use crate::error::{EngineError, Result};
-use crate::seats::{self, Claimant};
+use crate::seats;
 use crate::tokens::{hold_token, sha256_hex};
 use crate::Engine;
 
@@ -86,7 +86,7 @@ impl Engine {
             }
             None => {
                 let hold_id = Uuid::new_v4();
-                let claimed = seats::claim(&mut tx, event_id, &seat_ids, hold_id, &token, staff.user_id, COUNTER_HOLD_SECONDS, Claimant::Counter).await?;
+                let claimed = seats::claim(&mut tx, event_id, &seat_ids, hold_id, &token, staff.user_id, COUNTER_HOLD_SECONDS).await?;
                 if claimed.len() != seat_ids.len() {
                     tx.rollback().await?;
                     let claimed: Vec<&str> = claimed.iter().map(|c| c.seat_id.as_str()).collect();

@@ -1,22 +1,24 @@
 //! Holds: claiming seats all-or-nothing, releasing them by fencing token,
 //! and the hold's status.
 //!
-//! A hold is one conditional UPDATE over all requested seats (see
-//! [`seats::claim`]) inside one short transaction; if it claims fewer seats
-//! than asked, the transaction rolls back and the conflicts are named.
-//! Nothing is locked between requests.
+//! A hold is one call of the database's `hold_batch` function, shared with
+//! the holds that arrive at the same moment (see [`crate::hold_batch`]):
+//! the seats are checked free and taken in one transaction, all or none,
+//! and the conflicts named. Nothing is locked between requests.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use frontrow_model::{seat_list, Hold, HoldState, HoldStatus, HoldToken, IdempotencyKey, SeatId};
 use uuid::Uuid;
 
 use crate::admission::Admission;
-use crate::db::{retrying, LOCK_FAN_LIMIT};
+use crate::catalogue::EventRules;
 use crate::error::{EngineError, Result};
+use crate::hold_batch::{HoldBatcher, HoldOutcome, HoldRequest};
 use crate::seats;
-use crate::tokens::{hold_token, sha256_hex};
+use crate::tokens::{hold_token, sha256_hex, token_tag};
 use crate::Engine;
 
 /// A hold asked for, and whether it is a new one or one the fan already had.
@@ -74,27 +76,76 @@ impl Engine {
         key: Option<&IdempotencyKey>,
     ) -> Result<Held> {
         seat_list(seat_ids)?;
-        let rules = self.rules(event_id).await?;
-        rules.check_can_hold(fan, admission)?;
+        let rules = self.hold_rules(event_id, fan, admission).await?;
         if seat_ids.len() > rules.max_seats_per_order as usize {
             return Err(EngineError::TooManySeats { max: rules.max_seats_per_order });
         }
         let ids: Vec<String> = seat_ids.iter().map(|s| s.as_str().to_owned()).collect();
         let request_hash = hold_request_hash(event_id, &ids);
+        let token = hold_token();
+        let request = HoldRequest {
+            fan,
+            seats: ids.clone(),
+            hold: Uuid::new_v4(),
+            tag: token_tag(&token),
+            token,
+            key: key.map(|k| k.as_str().to_owned()),
+            hash: request_hash.clone(),
+            ttl: rules.hold_ttl_seconds,
+            max: rules.max_seats_per_order,
+        };
         let key = key.map(IdempotencyKey::as_str);
-        let fresh = retrying(|| self.try_hold(event_id, fan, &ids, rules.hold_ttl_seconds, rules.max_seats_per_order, key, &request_hash)).await;
-        match fresh {
-            Ok(hold) => Ok(Held { hold, existing: false }),
+        let refused = match self.hold_batcher().hold(event_id, request.clone()).await? {
+            HoldOutcome::Held { expires_at, total_cents } => {
+                let hold = Hold { hold_id: request.hold, hold_token: request.token, event_id, seat_ids: ids, expires_at, total_cents };
+                return Ok(Held { hold, existing: false });
+            }
+            HoldOutcome::TooMany => return Err(EngineError::TooManySeats { max: rules.max_seats_per_order }),
+            // Unpublished or cancelled since the board heard: say which.
+            HoldOutcome::Closed => return Err(self.rules(event_id).await?.check_can_hold(fan, admission).err().unwrap_or(EngineError::NotFound)),
+            HoldOutcome::KeyInUse => EngineError::IdempotencyKeyInUse,
+            HoldOutcome::Conflict { free } => self.explain_shortfall(event_id, &ids, free.iter().map(String::as_str)).await,
+        };
+        match refused {
             // Seats taken, or the key already used: perhaps by this very
             // request, sent before.
-            Err(e @ (EngineError::SeatsUnavailable { .. } | EngineError::IdempotencyKeyInUse)) => {
+            e @ (EngineError::SeatsUnavailable { .. } | EngineError::IdempotencyKeyInUse) => {
                 match self.earlier_hold(fan, event_id, &ids, key, &request_hash).await? {
                     Some(hold) => Ok(Held { hold, existing: true }),
                     None => Err(e),
                 }
             }
-            Err(e) => Err(e),
+            e => Err(e),
         }
+    }
+
+    /// The event's rules for a hold, from this instance's board (no query);
+    /// a refusal is checked against the database before it is given, so a
+    /// change the board has not heard of yet never turns a fan away.
+    pub(crate) async fn hold_rules(&self, event_id: Uuid, fan: Uuid, admission: Option<&Admission>) -> Result<EventRules> {
+        let live = self.board().event(event_id).await?;
+        if let Some(rules) = live.facts().map(|event| EventRules::from(&*event)) {
+            if rules.check_can_hold(fan, admission).is_ok() {
+                return Ok(rules);
+            }
+        }
+        let rules = self.rules(event_id).await?;
+        rules.check_can_hold(fan, admission)?;
+        Ok(rules)
+    }
+
+    fn hold_batcher(&self) -> Arc<HoldBatcher> {
+        let mut slot = self.inner.hold_batcher.lock().unwrap_or_else(|e| e.into_inner());
+        match slot.as_ref() {
+            Some(batcher) if batcher.is_running() => batcher.clone(),
+            _ => slot.insert(Arc::new(HoldBatcher::start(self.pool().clone(), self.inner.hold_batch_counts.clone()))).clone(),
+        }
+    }
+
+    /// Fans' holds asked for, and the database calls that decided them.
+    pub fn hold_batching(&self) -> (u64, u64) {
+        let counts = &self.inner.hold_batch_counts;
+        (counts.holds.load(std::sync::atomic::Ordering::Relaxed), counts.calls.load(std::sync::atomic::Ordering::Relaxed))
     }
 
     /// The live hold an earlier, identical request made: by its key, or
@@ -128,90 +179,23 @@ impl Engine {
         Ok(Some(Hold { hold_id: r.hold_id, hold_token: r.hold_token, event_id: r.event_id, seat_ids: r.seat_ids, expires_at: r.expires_at, total_cents: r.total_cents }))
     }
 
-    #[allow(clippy::too_many_arguments)]
-    async fn try_hold(
-        &self,
-        event_id: Uuid,
-        fan: Uuid,
-        seat_ids: &[String],
-        ttl_seconds: i32,
-        max_per_order: i32,
-        key: Option<&str>,
-        request_hash: &str,
-    ) -> Result<Hold> {
-        let hold_id = Uuid::new_v4();
-        let token = hold_token();
-        let mut tx = self.pool().begin().await?;
-
-        // The per-fan limit counts live holds and bookings; serialise this fan's
-        // own concurrent holds for the event so two of them cannot both pass it.
-        sqlx::query!(
-            "SELECT pg_advisory_xact_lock($1, hashtext($2::uuid::text || $3::uuid::text))",
-            LOCK_FAN_LIMIT,
-            event_id,
-            fan
-        )
-        .execute(&mut *tx)
-        .await?;
-        let already = sqlx::query_scalar!(
-            r#"SELECT (SELECT count(*) FROM seats
-                        WHERE event_id = $1 AND holder_id = $2
-                          AND (state = 'payment_pending' OR (state = 'held' AND hold_expires_at > now())))
-                    + (SELECT count(*) FROM tickets t JOIN bookings b USING (booking_id)
-                        WHERE b.event_id = $1 AND b.user_id = $2 AND t.voided_at IS NULL) AS "n!""#,
-            event_id,
-            fan
-        )
-        .fetch_one(&mut *tx)
-        .await?;
-        if already + seat_ids.len() as i64 > i64::from(max_per_order) {
-            return Err(EngineError::TooManySeats { max: max_per_order });
-        }
-
-        let claimed = seats::claim(&mut tx, event_id, seat_ids, hold_id, &token, fan, ttl_seconds, seats::Claimant::Fan).await?;
-        if claimed.len() != seat_ids.len() {
-            tx.rollback().await?;
-            return Err(self.explain_shortfall(event_id, seat_ids, claimed.iter().map(|c| c.seat_id.as_str())).await);
-        }
-
-        let expires_at = claimed[0].expires_at;
-        let total_cents: i64 = claimed.iter().map(|c| i64::from(c.price_cents)).sum();
-        let inserted = sqlx::query!(
-            r#"INSERT INTO holds (hold_id, event_id, user_id, hold_token, seat_ids, total_cents, expires_at, idempotency_key, request_hash)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-               ON CONFLICT (user_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING"#,
-            hold_id,
-            event_id,
-            fan,
-            token,
-            seat_ids,
-            total_cents,
-            expires_at as DateTime<Utc>,
-            key,
-            request_hash,
-        )
-        .execute(&mut *tx)
-        .await?;
-        if inserted.rows_affected() == 0 {
-            // The key is already taken: give the seats back and answer by it.
-            tx.rollback().await?;
-            return Err(EngineError::IdempotencyKeyInUse);
-        }
-        tx.commit().await?;
-        Ok(Hold { hold_id, hold_token: token, event_id, seat_ids: seat_ids.to_vec(), expires_at, total_cents })
-    }
-
     /// After a failed claim: unknown seat ids are the caller's mistake (422);
     /// otherwise the seats not claimed are the conflicts (409).
     pub(crate) async fn explain_shortfall<'a>(&self, event_id: Uuid, seat_ids: &[String], claimed: impl Iterator<Item = &'a str>) -> EngineError {
-        let known = match self.pool().acquire().await {
-            Ok(mut conn) => match seats::known(&mut conn, event_id, seat_ids).await {
-                Ok(known) => known.into_iter().collect::<HashSet<_>>(),
-                Err(e) => return e,
+        // The layout never changes once seated: this instance's copy says
+        // which ids exist without asking the database.
+        let layout = self.board().event(event_id).await.ok().and_then(|live| live.layout().cloned());
+        let known: HashSet<&str> = match &layout {
+            Some(layout) => seat_ids.iter().filter(|id| layout.seat_index(id).is_some()).map(String::as_str).collect(),
+            None => match self.pool().acquire().await {
+                Ok(mut conn) => match seats::known(&mut conn, event_id, seat_ids).await {
+                    Ok(known) => seat_ids.iter().filter(|id| known.contains(*id)).map(String::as_str).collect(),
+                    Err(e) => return e,
+                },
+                Err(e) => return e.into(),
             },
-            Err(e) => return e.into(),
         };
-        let unknown: Vec<&str> = seat_ids.iter().filter(|id| !known.contains(*id)).map(String::as_str).collect();
+        let unknown: Vec<&str> = seat_ids.iter().map(String::as_str).filter(|id| !known.contains(id)).collect();
         if !unknown.is_empty() {
             return EngineError::invalid(format!("unknown seat ids: {}", unknown.join(", ")));
         }

@@ -19,6 +19,7 @@ pub mod checkout;
 mod counter;
 pub mod db;
 pub mod error;
+pub mod hold_batch;
 mod holds;
 mod instances;
 pub use holds::Held;
@@ -111,6 +112,10 @@ struct Inner {
     /// Batches concurrent queue joins; started on first use (and again if
     /// its task ever ended).
     joiner: Mutex<Option<Arc<queue::Joiner>>>,
+    /// Gathers concurrent holds into one database call per event; started
+    /// on first use (and again if its task ever ended).
+    hold_batcher: Mutex<Option<Arc<hold_batch::HoldBatcher>>>,
+    hold_batch_counts: Arc<hold_batch::BatchCounts>,
     users: accounts::UserCache,
     sign_ins: accounts::SignInFailures,
 }
@@ -122,6 +127,8 @@ impl Engine {
                 board: live::SeatBoard::new(pool.clone()),
                 queue_feed: queue::QueueFeed::default(),
                 joiner: Mutex::default(),
+                hold_batcher: Mutex::default(),
+                hold_batch_counts: Arc::default(),
                 users: accounts::user_cache(),
                 sign_ins: accounts::SignInFailures::default(),
                 pool,

@@ -24,8 +24,9 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use frontrow_model::live::{LiveFrame, SeatChange};
 use frontrow_model::{Event, EventDetail, EventSummary, SeatKind, SeatMap, SeatStatus, SeatView, SectionSummary};
@@ -166,8 +167,9 @@ struct Cells {
 /// What viewers of an event are sent as seats change.
 #[derive(Debug, Clone)]
 pub enum FeedMessage {
-    /// A `{"type":"diff",...}` frame, serialised once for every viewer.
-    Diff(Arc<str>),
+    /// A `{"type":"diff",...}` frame, serialised once, its bytes shared by
+    /// every viewer.
+    Diff(Bytes),
     /// Changes may have been missed: send each viewer a fresh snapshot.
     Resync,
 }
@@ -181,6 +183,8 @@ pub struct LiveEvent {
     facts: RwLock<Option<Arc<Event>>>,
     cells: RwLock<Cells>,
     feed: broadcast::Sender<FeedMessage>,
+    /// The last whole-map frame, with the (seq, lapsed leases) it shows.
+    whole_map: Mutex<Option<((u64, usize), Bytes)>>,
 }
 
 /// A consistent copy of an event's seat map at one moment.
@@ -258,7 +262,7 @@ impl BoardSnapshot {
 impl LiveEvent {
     fn new(event_id: Uuid, epoch: u32) -> Self {
         let (feed, _) = broadcast::channel(FEED_CAPACITY);
-        Self { event_id, epoch, layout: OnceCell::new(), facts: RwLock::new(None), cells: RwLock::new(Cells::default()), feed }
+        Self { event_id, epoch, layout: OnceCell::new(), facts: RwLock::new(None), cells: RwLock::new(Cells::default()), feed, whole_map: Mutex::new(None) }
     }
 
     pub fn event_id(&self) -> Uuid {
@@ -287,6 +291,17 @@ impl LiveEvent {
         *self.facts.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(event));
     }
 
+    /// Names what fans see of the map now: the changes applied, the leases
+    /// lapsed since (lazy expiry frees them without a change) and the facts
+    /// (tiers, prices) in force. Equal revisions render equal maps.
+    pub fn revision(&self) -> String {
+        let facts = self.facts().map_or(0, |f| Arc::as_ptr(&f) as usize);
+        let now_ms = Utc::now().timestamp_millis();
+        let cells = self.cells.read().unwrap_or_else(|e| e.into_inner());
+        let lapsed = cells.seats.iter().filter(|c| c.state == SeatState::Held && c.hold_expires_ms.is_some_and(|t| t <= now_ms)).count();
+        format!("{:x}-{:x}-{:x}-{facts:x}", self.epoch, cells.seq, lapsed)
+    }
+
     pub fn snapshot(&self) -> Option<BoardSnapshot> {
         let layout = self.layout.get()?.clone();
         let event = self.facts()?;
@@ -309,22 +324,33 @@ impl LiveEvent {
     /// has the map as of then: those changed after it, and held seats whose
     /// lease has lapsed meanwhile. A `since` from another epoch (another
     /// process, or before a restart) gets the whole map.
-    pub fn snapshot_frame(&self, since: Option<(u32, u64)>) -> Option<String> {
+    pub fn snapshot_frame(&self, since: Option<(u32, u64)>) -> Option<Bytes> {
         let layout = self.layout.get()?;
         let now_ms = Utc::now().timestamp_millis();
         let cells = self.cells.read().unwrap_or_else(|e| e.into_inner());
         let since = since.and_then(|(epoch, seq)| (epoch == self.epoch && seq <= cells.seq).then_some(seq));
+        let lapsed = |c: &SeatCell| c.state == SeatState::Held && c.hold_expires_ms.is_some_and(|t| t <= now_ms);
+        // The whole map is the same for every viewer who connects between
+        // two changes (and lapses): made once, shared.
+        let whole_map_key = since.is_none().then(|| (cells.seq, cells.seats.iter().filter(|c| lapsed(c)).count()));
+        let mut whole_map = self.whole_map.lock().unwrap_or_else(|e| e.into_inner());
+        if let (Some(key), Some((made_for, frame))) = (whole_map_key, whole_map.as_ref()) {
+            if key == *made_for {
+                return Some(frame.clone());
+            }
+        }
         let seats = cells
             .seats
             .iter()
             .enumerate()
-            .filter(|(_, c)| match since {
-                None => true,
-                Some(seq) => c.seq > seq || (c.state == SeatState::Held && c.hold_expires_ms.is_some_and(|t| t <= now_ms)),
-            })
+            .filter(|(_, c)| since.is_none_or(|seq| c.seq > seq || lapsed(c)))
             .map(|(i, c)| SeatChange { seat_id: layout.seats[i].seat_id.as_str().into(), status: c.status(now_ms).for_fans(), version: None })
             .collect();
-        serde_json::to_string(&LiveFrame::Snapshot { version: cells.version, epoch: self.epoch, seq: cells.seq, seats }).ok()
+        let frame = Bytes::from(serde_json::to_vec(&LiveFrame::Snapshot { version: cells.version, epoch: self.epoch, seq: cells.seq, seats }).ok()?);
+        if let Some(key) = whole_map_key {
+            *whole_map = Some((key, frame.clone()));
+        }
+        Some(frame)
     }
 
     /// Applies one notification's changes and tells viewers about the seats
@@ -354,7 +380,7 @@ impl LiveEvent {
         // (and replays harmlessly, in order) or newer.
         let frame = LiveFrame::Diff { version: cells.version, epoch: self.epoch, seq: cells.seq, changes: changed };
         if let Ok(text) = serde_json::to_string(&frame) {
-            let _ = self.feed.send(FeedMessage::Diff(text.into()));
+            let _ = self.feed.send(FeedMessage::Diff(Bytes::from(text)));
         }
     }
 
@@ -410,11 +436,46 @@ pub struct SeatBoard {
     /// Bumped whenever the listener (re)connects; a load that started under
     /// an older generation may have missed changes and is redone.
     generation: AtomicU64,
+    /// The published events in listing order, and when they were read.
+    published: Mutex<Option<(Instant, Arc<[Uuid]>)>>,
 }
+
+/// How long the list of published events is trusted; a change this
+/// instance hears of (or makes) drops it at once.
+const PUBLISHED_LIST_TTL: Duration = Duration::from_secs(1);
 
 impl SeatBoard {
     pub fn new(pool: sqlx::PgPool) -> Self {
-        Self { pool, events: Mutex::new(HashMap::new()), loads: AtomicU64::new(0), epoch: rand::random(), generation: AtomicU64::new(0) }
+        Self {
+            pool,
+            events: Mutex::new(HashMap::new()),
+            loads: AtomicU64::new(0),
+            epoch: rand::random(),
+            generation: AtomicU64::new(0),
+            published: Mutex::new(None),
+        }
+    }
+
+    /// The published events, soonest first: the listing a fan's events page
+    /// shows, read at most once a second whatever the traffic.
+    pub async fn published_events(&self) -> Result<Arc<[Uuid]>> {
+        if let Some((read_at, ids)) = self.published.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            if read_at.elapsed() < PUBLISHED_LIST_TTL {
+                return Ok(ids.clone());
+            }
+        }
+        let read_at = Instant::now();
+        let ids: Arc<[Uuid]> = sqlx::query_scalar!("SELECT event_id FROM events WHERE published ORDER BY starts_at, name")
+            .fetch_all(&self.pool)
+            .await?
+            .into();
+        *self.published.lock().unwrap_or_else(|e| e.into_inner()) = Some((read_at, ids.clone()));
+        Ok(ids)
+    }
+
+    /// An event was created or changed: list the events afresh.
+    pub fn forget_published_events(&self) {
+        *self.published.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
     /// How many times an event's seats were read from the database (tests
@@ -488,6 +549,7 @@ impl SeatBoard {
     /// Re-reads an event's facts after staff changed them (a no-op for an
     /// event this instance does not hold).
     pub async fn refresh_facts(&self, event_id: Uuid) -> Result<()> {
+        self.forget_published_events();
         let live = self.events.lock().unwrap_or_else(|e| e.into_inner()).get(&event_id).cloned();
         if let Some(live) = live {
             live.set_facts(crate::catalogue::load_event(&self.pool, event_id).await?);

@@ -26,14 +26,6 @@ use uuid::Uuid;
 use crate::error::Result;
 use crate::tokens::token_tag;
 
-/// Who is claiming seats: a fan online, or staff at the box office (who may
-/// also take blocked seats).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Claimant {
-    Fan,
-    Counter,
-}
-
 /// A seat a hold just claimed.
 pub(crate) struct ClaimedSeat {
     pub seat_id: String,
@@ -41,11 +33,11 @@ pub(crate) struct ClaimedSeat {
     pub expires_at: DateTime<Utc>,
 }
 
-/// available, or held with a lapsed lease (lazy expiry) → held by `hold_id`
-/// under `token` for `ttl_seconds`; at the counter, blocked seats too (a
-/// lapsed hold on a blocked seat stays blocked to fans). Returns the seats
-/// it could claim; the caller rolls back unless it got all of them.
-#[allow(clippy::too_many_arguments)]
+/// At the box office: available, blocked, or held with a lapsed lease (lazy
+/// expiry) → held by `hold_id` under `token` for `ttl_seconds`. (Fans' holds
+/// go through the `hold_batch` function, which never takes blocked seats.)
+/// Returns the seats it could claim; the caller rolls back unless it got
+/// all of them.
 pub(crate) async fn claim(
     conn: &mut PgConnection,
     event_id: Uuid,
@@ -54,7 +46,6 @@ pub(crate) async fn claim(
     token: &str,
     holder: Uuid,
     ttl_seconds: i32,
-    claimant: Claimant,
 ) -> Result<Vec<ClaimedSeat>> {
     Ok(sqlx::query_as!(
         ClaimedSeat,
@@ -67,13 +58,12 @@ pub(crate) async fn claim(
                 WHERE s.event_id = $1 AND s.seat_id = ANY($2::text[])
                   AND prior.event_id = s.event_id AND prior.seat_id = s.seat_id
                   AND (s.state = 'available'
-                       OR (s.state = 'held' AND s.hold_expires_at <= now() AND (s.blocked_reason IS NULL OR $8))
-                       OR (s.state = 'blocked' AND $8))
+                       OR (s.state = 'held' AND s.hold_expires_at <= now())
+                       OR s.state = 'blocked')
             RETURNING s.seat_id, s.price_cents, s.version, s.hold_expires_at, prior.state AS prior_state
            ), logged AS (
                INSERT INTO seat_events (event_id, seat_id, version, from_state, to_state, hold_id, token_tag, actor_id, reason)
-               SELECT $1, seat_id, version, prior_state, 'held', $3, $7, $5,
-                      CASE WHEN $8 THEN 'counter_hold'::seat_change_reason ELSE 'hold' END
+               SELECT $1, seat_id, version, prior_state, 'held', $3, $7, $5, 'counter_hold'
                FROM claimed
            )
            SELECT seat_id AS "seat_id!", price_cents AS "price_cents!", hold_expires_at AS "expires_at!: DateTime<Utc>"
@@ -85,7 +75,6 @@ pub(crate) async fn claim(
         holder,
         ttl_seconds,
         token_tag(token),
-        claimant == Claimant::Counter,
     )
     .fetch_all(conn)
     .await?)

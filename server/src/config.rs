@@ -147,6 +147,10 @@ pub struct ServeArgs {
     pub sim_slow_ms: u64,
     #[arg(long, env = "FRONTROW_REAPER_INTERVAL_MS", default_value_t = 1000)]
     pub reaper_interval_ms: u64,
+    /// How often a seat map that keeps changing is rendered again for
+    /// readers (0: at every change). Viewers get each change live anyway.
+    #[arg(long, env = "FRONTROW_MAP_REFRESH_MS", default_value_t = 50)]
+    pub map_refresh_ms: u64,
     #[arg(long, env = "FRONTROW_RECONCILE_INTERVAL_MS", default_value_t = 2000)]
     pub reconcile_interval_ms: u64,
     /// How often the admission loop looks at each waiting room (a round

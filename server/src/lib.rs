@@ -10,6 +10,7 @@ pub mod demo;
 pub mod html;
 pub mod mail;
 pub mod pgcluster;
+pub mod prepared;
 pub mod security;
 pub mod startup;
 pub mod state;

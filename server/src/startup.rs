@@ -175,6 +175,7 @@ impl Application {
         let listener = TcpListener::bind(settings.addr).await.with_context(|| format!("binding {}", settings.addr))?;
         let local_addr = listener.local_addr()?;
         let state = AppState {
+            prepared: Arc::new(crate::prepared::PreparedCache::new(Duration::from_millis(settings.map_refresh_ms))),
             engine,
             settings: Arc::new(settings),
             rate_limiter,

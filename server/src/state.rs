@@ -34,6 +34,8 @@ pub struct AppState {
     /// Fires when the server shuts down; long-lived connections (WebSockets)
     /// end on it so graceful shutdown does not wait for them.
     pub shutdown: tokio_util::sync::CancellationToken,
+    /// Seat maps and event lists as prepared bytes, per revision.
+    pub prepared: Arc<crate::prepared::PreparedCache>,
 }
 
 impl FromRef<AppState> for LeptosOptions {

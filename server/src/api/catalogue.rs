@@ -1,6 +1,10 @@
 //! The catalogue: events and seat maps, from this instance's memory.
 
+use std::sync::Arc;
+
 use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::Response;
 use axum::Json;
 use frontrow_model::{EventDetail, EventSummary, SeatMap};
 use serde::{Deserialize, Serialize};
@@ -8,6 +12,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::error::{AppError, ApiResult};
 use super::extract::{ApiQuery, IdPath};
+use crate::prepared::Prepared;
 use crate::state::AppState;
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -44,11 +49,41 @@ pub async fn event_detail(State(state): State<AppState>, IdPath(event_id): IdPat
     Ok(Json(published(&state, event_id).await?.detail()))
 }
 
+/// The seat list as prepared bytes: rendered (and compressed) once per
+/// revision of the board, 304 to a reader who already has it.
 #[utoipa::path(get, path = "/api/v1/events/{event_id}/seats", params(("event_id" = Uuid, Path), SeatsQuery),
-    responses((status = 200, body = SeatMap)))]
-pub async fn seats(State(state): State<AppState>, IdPath(event_id): IdPath, ApiQuery(q): ApiQuery<SeatsQuery>) -> ApiResult<Json<SeatMap>> {
+    responses((status = 200, body = SeatMap, headers(("ETag" = String, description = "the map's revision"))),
+              (status = 304, description = "the map named by If-None-Match is still current")))]
+pub async fn seats(
+    State(state): State<AppState>,
+    IdPath(event_id): IdPath,
+    ApiQuery(q): ApiQuery<SeatsQuery>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
     if q.section.as_deref().is_some_and(|s| s.len() > frontrow_engine::catalogue::MAX_LABEL_LEN) {
         return Err(AppError::invalid("section is at most 16 characters"));
     }
-    Ok(Json(published(&state, event_id).await?.seat_map(q.section.as_deref(), false)))
+    let live = state.engine.board().event(event_id).await?;
+    if !live.facts().is_some_and(|e| e.published) {
+        return Err(AppError::not_found());
+    }
+    let revision = live.revision();
+    let section = q.section;
+    // Only the whole map and the layout's own sections are kept.
+    let kept = section.as_deref().is_none_or(|name| live.layout().is_some_and(|l| l.sections.iter().any(|s| s.name == name)));
+    let resource = format!("seats/{event_id}/{}", section.as_deref().unwrap_or_default());
+    let render = {
+        let revision = revision.clone();
+        move || {
+            let board = live.snapshot().ok_or_else(|| std::io::Error::other("the board is not loaded"))?;
+            let body = serde_json::to_vec(&board.seat_map(section.as_deref(), false))?;
+            Prepared::new(revision, "application/json", body)
+        }
+    };
+    let prepared = if kept { state.prepared.get(&resource, &revision, render).await } else { render().map(Arc::new) };
+    let prepared = prepared.map_err(|e| {
+        tracing::error!(error = %e, "could not prepare a seat map");
+        AppError::internal()
+    })?;
+    Ok(prepared.respond(&headers))
 }

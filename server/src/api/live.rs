@@ -2,7 +2,7 @@
 //! on any server instance.
 
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
-use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
 use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
@@ -55,7 +55,7 @@ pub async fn live(
     };
     let Ok(upgrade) = upgrade else {
         let frame = event.snapshot_frame(since).ok_or_else(AppError::not_found)?;
-        return Ok(([(header::CONTENT_TYPE, "application/json")], frame).into_response());
+        return Ok(([(header::CONTENT_TYPE, "application/json")], axum::body::Body::from(frame)).into_response());
     };
     let slot = socket_slot(&state, &client, None)?;
     let shutdown = state.shutdown.clone();
@@ -75,8 +75,8 @@ async fn serve_viewer(mut socket: WebSocket, event: Arc<LiveEvent>, since: Optio
     metrics::gauge!("frontrow_live_viewers").increment(1.0);
     // Subscribe first, then snapshot: nothing can fall between the two.
     let mut feed = event.subscribe();
-    if let Some(frame) = event.snapshot_frame(since) {
-        if socket.send(Message::Text(frame.into())).await.is_ok() {
+    if let Some(frame) = event.snapshot_frame(since).and_then(|f| Utf8Bytes::try_from(f).ok()) {
+        if socket.send(Message::Text(frame)).await.is_ok() {
             relay(&mut socket, &event, &mut feed, &shutdown).await;
         }
     }
@@ -101,7 +101,7 @@ async fn relay(
                 Some(Ok(_)) => continue,
             },
             message = feed.recv() => match message {
-                Ok(FeedMessage::Diff(text)) => text.to_string(),
+                Ok(FeedMessage::Diff(frame)) => frame,
                 // The board itself started over (a lost database listener):
                 // every viewer gets the whole map once.
                 Ok(FeedMessage::Resync) => match event.snapshot_frame(None) {
@@ -119,7 +119,10 @@ async fn relay(
                 Err(RecvError::Closed) => return,
             },
         };
-        match tokio::time::timeout(SEND_WITHIN, socket.send(Message::Text(frame.into()))).await {
+        // The frame's bytes are shared with every other viewer; only the
+        // UTF-8 check is per viewer, no copy.
+        let Ok(text) = Utf8Bytes::try_from(frame) else { return };
+        match tokio::time::timeout(SEND_WITHIN, socket.send(Message::Text(text))).await {
             Ok(Ok(())) => {}
             _ => return,
         }

@@ -46,16 +46,51 @@ pub fn with_database(url: &str, database: &str) -> String {
 
 /// A fresh, migrated database; returns its URL.
 pub async fn fresh_database() -> String {
+    let (url, guard) = owned_database().await;
+    // Kept to the end of the run: the caller did not say when it is done.
+    std::mem::forget(guard);
+    url
+}
+
+/// Databases whose tests are over, to drop before the next one is made: a
+/// run leaves no gigabytes behind it (nor does an earlier run, see below).
+static FINISHED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Marks its database finished when the test that owns it lets go.
+pub struct DatabaseGuard(String);
+
+impl Drop for DatabaseGuard {
+    fn drop(&mut self) {
+        FINISHED.lock().unwrap_or_else(|e| e.into_inner()).push(self.0.clone());
+    }
+}
+
+/// A fresh, migrated database that is dropped after its guard.
+pub async fn owned_database() -> (String, DatabaseGuard) {
+    static EARLIER_RUNS_SWEPT: OnceCell<()> = OnceCell::const_new();
     let admin = admin_url().await;
-    let name = format!("test_{}", Uuid::new_v4().simple());
     let pool = connect(admin, 1).await.expect("connecting to the test server");
+    EARLIER_RUNS_SWEPT
+        .get_or_init(|| async {
+            let left: Vec<String> = sqlx::query_scalar(r"SELECT datname FROM pg_database WHERE datname LIKE 'test\_%'")
+                .fetch_all(&pool)
+                .await
+                .unwrap_or_default();
+            FINISHED.lock().unwrap_or_else(|e| e.into_inner()).extend(left);
+        })
+        .await;
+    let finished = std::mem::take(&mut *FINISHED.lock().unwrap_or_else(|e| e.into_inner()));
+    for name in finished {
+        let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).execute(&pool).await;
+    }
+    let name = format!("test_{}", Uuid::new_v4().simple());
     sqlx::query(&format!("CREATE DATABASE {name}")).execute(&pool).await.expect("creating test database");
     pool.close().await;
     let url = with_database(admin, &name);
     let pool = connect(&url, 2).await.expect("connecting to the test database");
     migrate(&pool).await.expect("migrating");
     pool.close().await;
-    url
+    (url, DatabaseGuard(name))
 }
 
 /// Settings for a test server: a free port, no rate limits, quick background tasks.
@@ -64,6 +99,8 @@ pub fn test_settings() -> ServeArgs {
     s.addr = "127.0.0.1:0".parse().expect("address");
     s.rate_limits = frontrow_server::config::Switch::Off;
     s.reaper_interval_ms = 100;
+    // A read right after a write sees it (no re-render interval).
+    s.map_refresh_ms = 0;
     s.reconcile_interval_ms = 100;
     s.checkout_wait_ms = 2000;
     s.sim_slow_ms = 1000;
@@ -84,6 +121,8 @@ pub struct TestApp {
     pub instance_id: Uuid,
     shutdown: CancellationToken,
     task: tokio::task::JoinHandle<()>,
+    /// Set on the instance that made the database.
+    database: Option<DatabaseGuard>,
 }
 
 pub async fn spawn_app() -> TestApp {
@@ -91,8 +130,10 @@ pub async fn spawn_app() -> TestApp {
 }
 
 pub async fn spawn_app_with(configure: impl FnOnce(&mut ServeArgs)) -> TestApp {
-    let database_url = fresh_database().await;
-    spawn_app_on(&database_url, configure).await
+    let (database_url, guard) = owned_database().await;
+    let mut app = spawn_app_on(&database_url, configure).await;
+    app.database = Some(guard);
+    app
 }
 
 /// Another server instance on an existing database (multi-instance tests).
@@ -111,7 +152,7 @@ pub async fn spawn_app_on(database_url: &str, configure: impl FnOnce(&mut ServeA
             app.run_until(shutdown).await.expect("server ran");
         }
     });
-    TestApp { addr, base: format!("http://{addr}"), database_url: database_url.to_owned(), pool, engine, instance_id, shutdown, task }
+    TestApp { addr, base: format!("http://{addr}"), database_url: database_url.to_owned(), pool, engine, instance_id, shutdown, task, database: None }
 }
 
 impl TestApp {
@@ -209,7 +250,10 @@ impl TestApp {
     }
 
     /// Stops the server (graceful shutdown, background tasks included).
-    pub async fn stop(self) {
+    /// The database stays (other processes of the test may go on using
+    /// it): it goes with the next run's sweep.
+    pub async fn stop(mut self) {
+        std::mem::forget(self.database.take());
         self.shutdown.cancel();
         let _ = self.task.await;
     }

@@ -261,3 +261,78 @@ async fn asking_again_for_ones_own_held_seats_returns_that_hold() {
     assert_eq!(made.body["hold_id"], remade.body["hold_id"]);
     app.assert_invariants().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn holds_arriving_together_share_database_calls_and_each_gets_its_own_answer() {
+    let app = spawn_app().await;
+    let event = app.event(5, 30, 300, 8).await;
+    let fans = app.fans(120).await;
+    // Every fan a seat of their own, and every tenth fan also races for A-1-1.
+    let attempts = fans.iter().enumerate().map(|(i, fan)| {
+        let own = format!("A-{}-{}", 1 + (i + 1) / 30, 1 + (i + 1) % 30);
+        async move {
+            let mine = fan.hold(event, &[own.as_str()]).await;
+            let contested = if i % 10 == 0 { Some(fan.hold(event, &["A-1-1"]).await) } else { None };
+            (own, mine, contested)
+        }
+    });
+    let replies = join_all(attempts).await;
+    for (own, mine, _) in &replies {
+        assert_eq!(mine.status, 201, "{own}: {}", mine.body);
+        assert_eq!(mine.body["seat_ids"], serde_json::json!([own]));
+    }
+    let contested: Vec<u16> = replies.iter().filter_map(|(_, _, c)| c.as_ref().map(|r| r.status)).collect();
+    assert_eq!(contested.iter().filter(|s| **s == 201).count(), 1, "one winner of A-1-1: {contested:?}");
+    assert!(contested.iter().all(|s| *s == 201 || *s == 409), "{contested:?}");
+    let (holds, calls) = app.engine.hold_batching();
+    assert_eq!(holds, 132);
+    assert!(calls < holds, "{holds} holds in {calls} calls: none shared a commit");
+    let report = app.assert_invariants().await;
+    assert_eq!(report.seats_held, 121);
+}
+
+/// The batch function decides requests in order, each all or nothing: a
+/// request that loses one seat to an earlier one in the same batch takes
+/// none, and a later one can still have the seat it left free.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_batch_decides_its_requests_as_if_one_by_one() {
+    let app = spawn_app().await;
+    let event = app.event(1, 10, 300, 4).await;
+    let fans: Vec<uuid::Uuid> = (0..4).map(|_| uuid::Uuid::new_v4()).collect();
+    for (i, fan) in fans.iter().enumerate() {
+        sqlx::query("INSERT INTO users (user_id, email, name, password_hash, role) VALUES ($1, $2, 'Fan', 'x', 'fan')")
+            .bind(fan)
+            .bind(format!("batch-{i}-{fan}@example.test"))
+            .execute(&app.pool)
+            .await
+            .expect("fan");
+    }
+    let request = |fan: uuid::Uuid, seats: &[&str], key: Option<&str>| {
+        serde_json::json!({ "fan": fan, "seats": seats, "hold": uuid::Uuid::new_v4(), "token": uuid::Uuid::new_v4().to_string(),
+                            "tag": "t", "key": key, "hash": "h", "ttl": 300, "max": 4 })
+    };
+    let batch = serde_json::json!([
+        request(fans[0], &["A-1-1", "A-1-2"], None),
+        request(fans[1], &["A-1-2", "A-1-3"], None),
+        request(fans[2], &["A-1-3"], Some("k")),
+        request(fans[2], &["A-1-4"], Some("k")),
+        request(fans[3], &["A-1-5", "A-1-6", "A-1-7", "A-1-8", "A-1-9"], None),
+    ]);
+    let rows: Vec<(i32, String, Option<Vec<String>>)> =
+        sqlx::query_as("SELECT request_index, outcome, free_seat_ids FROM hold_batch($1, 1, $2) ORDER BY request_index")
+            .bind(event)
+            .bind(&batch)
+            .fetch_all(&app.pool)
+            .await
+            .expect("hold_batch");
+    let outcomes: Vec<(&str, Option<&Vec<String>>)> = rows.iter().map(|(_, o, f)| (o.as_str(), f.as_ref())).collect();
+    assert_eq!(outcomes[0], ("held", Some(&vec!["A-1-1".to_owned(), "A-1-2".to_owned()])));
+    assert_eq!(outcomes[1], ("conflict", Some(&vec!["A-1-3".to_owned()])), "A-1-2 went to the first request");
+    assert_eq!(outcomes[2].0, "held", "A-1-3 was left free by the refused request");
+    assert_eq!(outcomes[3].0, "key_in_use");
+    assert_eq!(outcomes[4].0, "too_many");
+    for (seat, want) in [("A-1-1", "held"), ("A-1-2", "held"), ("A-1-3", "held"), ("A-1-4", "available"), ("A-1-5", "available")] {
+        assert_eq!(seat_state(&app.pool, event, seat).await, want, "{seat}");
+    }
+    app.assert_invariants().await;
+}

@@ -1,0 +1,183 @@
+//! Group commit for holds: the hold requests that arrive while a batch is
+//! in the database gather into the next one, and each event's share of a
+//! batch is one call of the `hold_batch` function (one round trip, one
+//! commit). At low load a batch is a single request and waits for nothing;
+//! under an on-sale crowd the commits, not the fans, are what is shared.
+//!
+//! Inside a batch the requests are decided in arrival order, each all or
+//! nothing, exactly as if they had run one by one (see the migration).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use tokio::sync::{mpsc, oneshot};
+use uuid::Uuid;
+
+use crate::db::{retrying, LOCK_FAN_LIMIT};
+use crate::error::{EngineError, Result};
+
+/// Most requests in one batch (all events together).
+const MAX_HOLD_BATCH: usize = 256;
+
+/// One fan's hold request, as the database function takes it.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct HoldRequest {
+    pub fan: Uuid,
+    pub seats: Vec<String>,
+    pub hold: Uuid,
+    pub token: String,
+    /// The token's tag for the seat audit rows.
+    pub tag: String,
+    pub key: Option<String>,
+    pub hash: String,
+    /// Lease length, seconds.
+    pub ttl: i32,
+    /// The event's per-fan seat limit.
+    pub max: i32,
+}
+
+/// What the database decided for one request.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum HoldOutcome {
+    Held { expires_at: DateTime<Utc>, total_cents: i64 },
+    /// Not every seat was free: these were.
+    Conflict { free: Vec<String> },
+    TooMany,
+    KeyInUse,
+    /// Unpublished or cancelled since the rules were read.
+    Closed,
+}
+
+struct Pending {
+    event_id: Uuid,
+    request: HoldRequest,
+    reply: oneshot::Sender<Result<HoldOutcome>>,
+}
+
+pub(crate) struct HoldBatcher {
+    requests: mpsc::Sender<Pending>,
+    counts: Arc<BatchCounts>,
+}
+
+/// Holds asked for and database calls made: their ratio is the batching.
+#[derive(Debug, Default)]
+pub struct BatchCounts {
+    pub holds: AtomicU64,
+    pub calls: AtomicU64,
+}
+
+impl HoldBatcher {
+    /// Starts the batching task on the current Tokio runtime.
+    pub fn start(pool: sqlx::PgPool, counts: Arc<BatchCounts>) -> Self {
+        let (requests, incoming) = mpsc::channel(64 * 1024);
+        tokio::spawn(run(pool, incoming, counts.clone()));
+        Self { requests, counts }
+    }
+
+    pub fn is_running(&self) -> bool {
+        !self.requests.is_closed()
+    }
+
+    pub async fn hold(&self, event_id: Uuid, request: HoldRequest) -> Result<HoldOutcome> {
+        self.counts.holds.fetch_add(1, Ordering::Relaxed);
+        let (reply, answer) = oneshot::channel();
+        self.requests
+            .send(Pending { event_id, request, reply })
+            .await
+            .map_err(|_| EngineError::Internal("the hold batcher has stopped".into()))?;
+        answer.await.map_err(|_| EngineError::Internal("the hold batcher dropped a hold".into()))?
+    }
+}
+
+async fn run(pool: sqlx::PgPool, mut incoming: mpsc::Receiver<Pending>, counts: Arc<BatchCounts>) {
+    while let Some(first) = incoming.recv().await {
+        let mut batch = vec![first];
+        while batch.len() < MAX_HOLD_BATCH {
+            match incoming.try_recv() {
+                Ok(request) => batch.push(request),
+                Err(_) => break,
+            }
+        }
+        metrics::histogram!("frontrow_hold_batch_size").record(batch.len() as f64);
+        let mut by_event: HashMap<Uuid, Vec<Pending>> = HashMap::new();
+        for pending in batch {
+            by_event.entry(pending.event_id).or_default().push(pending);
+        }
+        // Events do not share seats: their batches go side by side.
+        let mut running = tokio::task::JoinSet::new();
+        for (event_id, group) in by_event {
+            counts.calls.fetch_add(1, Ordering::Relaxed);
+            let pool = pool.clone();
+            running.spawn(async move { decide(&pool, event_id, group).await });
+        }
+        while running.join_next().await.is_some() {}
+    }
+}
+
+/// Runs one event's share of a batch and answers each fan.
+async fn decide(pool: &sqlx::PgPool, event_id: Uuid, group: Vec<Pending>) {
+    let requests: Vec<HoldRequest> = group.iter().map(|p| p.request.clone()).collect();
+    match retrying(|| call(pool, event_id, &requests)).await {
+        Ok(outcomes) => {
+            for (pending, outcome) in group.into_iter().zip(outcomes) {
+                let _ = pending.reply.send(Ok(outcome));
+            }
+        }
+        // The database is away: every fan in the batch hears so at once.
+        Err(EngineError::Unavailable(_)) => {
+            for pending in group {
+                let _ = pending.reply.send(Err(EngineError::Unavailable(sqlx::Error::PoolTimedOut)));
+            }
+        }
+        // Anything else: each request alone, so each gets its own answer.
+        Err(e) if group.len() == 1 => {
+            if let Some(pending) = group.into_iter().next() {
+                let _ = pending.reply.send(Err(e));
+            }
+        }
+        Err(e) => {
+            tracing::warn!(%event_id, error = %e, size = group.len(), "a hold batch failed; deciding its requests one by one");
+            for pending in group {
+                let alone = retrying(|| call(pool, event_id, std::slice::from_ref(&pending.request))).await;
+                let answer = alone.and_then(|mut o| o.pop().ok_or_else(|| EngineError::Internal("a hold went unanswered".into())));
+                let _ = pending.reply.send(answer);
+            }
+        }
+    }
+}
+
+/// One call of `hold_batch`: one outcome per request, in order.
+async fn call(pool: &sqlx::PgPool, event_id: Uuid, requests: &[HoldRequest]) -> Result<Vec<HoldOutcome>> {
+    let body = serde_json::to_value(requests).map_err(|e| EngineError::Internal(e.to_string()))?;
+    let rows = sqlx::query!(
+        r#"SELECT request_index AS "request_index!", outcome AS "outcome!", free_seat_ids,
+                  lease_ends_at AS "lease_ends_at: DateTime<Utc>", hold_total_cents
+             FROM hold_batch($1, $2, $3)"#,
+        event_id,
+        LOCK_FAN_LIMIT,
+        body,
+    )
+    .fetch_all(pool)
+    .await?;
+    let mut outcomes = vec![None; requests.len()];
+    for row in rows {
+        let outcome = match (row.outcome.as_str(), row.lease_ends_at, row.hold_total_cents) {
+            ("held", Some(expires_at), Some(total_cents)) => HoldOutcome::Held { expires_at, total_cents },
+            ("conflict", ..) => HoldOutcome::Conflict { free: row.free_seat_ids.unwrap_or_default() },
+            ("too_many", ..) => HoldOutcome::TooMany,
+            ("key_in_use", ..) => HoldOutcome::KeyInUse,
+            ("closed", ..) => HoldOutcome::Closed,
+            (other, ..) => return Err(EngineError::Internal(format!("hold_batch answered {other:?}"))),
+        };
+        if let Some(slot) = usize::try_from(row.request_index).ok().and_then(|i| outcomes.get_mut(i)) {
+            *slot = Some(outcome);
+        }
+    }
+    outcomes
+        .into_iter()
+        .map(|o| o.ok_or_else(|| EngineError::Internal("hold_batch left a request unanswered".into())))
+        .collect()
+}

@@ -1,0 +1,122 @@
+-- Holds in one round trip, many at a time.
+--
+-- The server gathers the hold requests that arrive for one event while the
+-- previous batch is in flight and sends them together: one call, one
+-- transaction, one commit (and so one wait on the commit of the live-map
+-- notifications) for the whole batch. Inside, the requests are decided one
+-- after another in the order given, exactly as if each ran alone: the
+-- per-fan limit (under the fan's advisory lock), the seats locked and
+-- checked free, the hold row (refused if its idempotency key is taken),
+-- then the compare-and-swap of the seats with its audit rows. A request
+-- that cannot have every seat it asked for changes nothing.
+--
+-- p_requests: [{"fan", "seats": [..], "hold", "token", "tag", "key"|null,
+--               "hash", "ttl", "max"}, ...]
+-- One row per request: outcome 'held' (seat ids, lease end, total),
+-- 'conflict' (the seats that were free), 'too_many', 'key_in_use', or
+-- 'closed' (the event is unpublished or cancelled).
+CREATE FUNCTION hold_batch(p_event uuid, p_lock integer, p_requests jsonb)
+RETURNS TABLE (request_index integer, outcome text, free_seat_ids text[], lease_ends_at timestamptz, hold_total_cents bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+    req jsonb;
+    n integer;
+    v_fan uuid;
+    v_seats text[];
+    v_hold uuid;
+    v_free text[];
+    v_total bigint;
+    v_already bigint;
+    v_expires timestamptz;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM events e WHERE e.event_id = p_event AND e.published AND e.cancelled_at IS NULL) THEN
+        RETURN QUERY SELECT (o.i - 1)::integer, 'closed'::text, NULL::text[], NULL::timestamptz, NULL::bigint
+                       FROM jsonb_array_elements(p_requests) WITH ORDINALITY AS o(r, i);
+        RETURN;
+    END IF;
+    n := 0;
+    FOR req IN SELECT value FROM jsonb_array_elements(p_requests) LOOP
+        request_index := n;
+        n := n + 1;
+        outcome := NULL; free_seat_ids := NULL; lease_ends_at := NULL; hold_total_cents := NULL;
+        v_fan := (req->>'fan')::uuid;
+        v_hold := (req->>'hold')::uuid;
+        v_seats := ARRAY(SELECT jsonb_array_elements_text(req->'seats'));
+        v_expires := now() + make_interval(secs => (req->>'ttl')::integer);
+
+        -- Two holds of one fan (from any instance) must not both pass the limit.
+        PERFORM pg_advisory_xact_lock(p_lock, hashtext(p_event::text || v_fan::text));
+        SELECT (SELECT count(*) FROM seats s
+                 WHERE s.event_id = p_event AND s.holder_id = v_fan
+                   AND (s.state = 'payment_pending' OR (s.state = 'held' AND s.hold_expires_at > now())))
+             + (SELECT count(*) FROM tickets t JOIN bookings b USING (booking_id)
+                 WHERE b.event_id = p_event AND b.user_id = v_fan AND t.voided_at IS NULL)
+          INTO v_already;
+        IF v_already + cardinality(v_seats) > (req->>'max')::integer THEN
+            outcome := 'too_many';
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+
+        -- Lock the seats that are free (a lapsed lease is free), in one order
+        -- for every caller; a seat taken meanwhile is re-checked and left out.
+        SELECT coalesce(array_agg(f.seat_id), '{}'), coalesce(sum(f.price_cents), 0)
+          INTO v_free, v_total
+          FROM (SELECT s.seat_id, s.price_cents FROM seats s
+                 WHERE s.event_id = p_event AND s.seat_id = ANY (v_seats)
+                   AND (s.state = 'available'
+                        OR (s.state = 'held' AND s.hold_expires_at <= now() AND s.blocked_reason IS NULL))
+                 ORDER BY s.seat_id
+                   FOR UPDATE) f;
+        IF cardinality(v_free) < cardinality(v_seats) THEN
+            outcome := 'conflict';
+            free_seat_ids := v_free;
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+
+        INSERT INTO holds (hold_id, event_id, user_id, hold_token, seat_ids, total_cents, expires_at, idempotency_key, request_hash)
+        VALUES (v_hold, p_event, v_fan, req->>'token', v_seats, v_total, v_expires, req->>'key', req->>'hash')
+        ON CONFLICT (user_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING;
+        IF NOT FOUND THEN
+            outcome := 'key_in_use';
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+
+        WITH claimed AS (
+            UPDATE seats s
+               SET state = 'held', hold_id = v_hold, hold_token = req->>'token', holder_id = v_fan,
+                   hold_expires_at = v_expires, booking_id = NULL, version = nextval('seat_version_seq')
+              FROM seats prior
+             WHERE s.event_id = p_event AND s.seat_id = ANY (v_seats)
+               AND prior.event_id = s.event_id AND prior.seat_id = s.seat_id
+            RETURNING s.seat_id, s.version, prior.state AS prior_state
+        )
+        INSERT INTO seat_events (event_id, seat_id, version, from_state, to_state, hold_id, token_tag, actor_id, reason)
+        SELECT p_event, c.seat_id, c.version, c.prior_state, 'held', v_hold, req->>'tag', v_fan, 'hold'
+          FROM claimed c;
+
+        outcome := 'held';
+        free_seat_ids := v_seats;
+        lease_ends_at := v_expires;
+        hold_total_cents := v_total;
+        RETURN NEXT;
+    END LOOP;
+END;
+$$;
+
+-- Holds read the event's rules, and the events page its list, from each
+-- instance's memory (the live board), which re-reads them when told: tell
+-- it about every new event and every change, whoever makes it.
+CREATE FUNCTION notify_event_change() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('frontrow_events', NEW.event_id::text);
+    RETURN NULL;
+END;
+$$;
+
+CREATE TRIGGER events_notify_changes
+    AFTER INSERT OR UPDATE ON events
+    FOR EACH ROW EXECUTE FUNCTION notify_event_change();
