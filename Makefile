@@ -1,5 +1,5 @@
 # The two commands of the README. Both install what is missing and are safe to re-run.
-.PHONY: run test setup build check
+.PHONY: run test setup build check bench
 
 run: setup
 	scripts/run.sh
@@ -16,3 +16,8 @@ build: setup
 # Fast feedback while editing (no codegen).
 check:
 	bash -c 'source scripts/toolchain.sh && cargo check --workspace --exclude frontrow-frontend --tests'
+
+# The load scenarios against a release build; writes bench/REPORT.md
+# (FRONTROW_BENCH_SCALE sizes them, default 0.1 of the issue's).
+bench: setup
+	scripts/bench.sh

@@ -591,6 +591,16 @@ pub(crate) async fn settle_success(engine: &Engine, checkout_id: Uuid, provider_
     )
     .execute(&mut *tx)
     .await?;
+    // A fan who has bought is through the waiting room: their place among
+    // the admitted goes to the next in line now, not minutes later when it
+    // would lapse. (Their admission token still works until it expires.)
+    sqlx::query!(
+        "UPDATE queue_entries SET admission_expires_at = now() WHERE event_id = $1 AND user_id = $2 AND admission_expires_at > now()",
+        hold.event_id,
+        hold.user_id
+    )
+    .execute(&mut *tx)
+    .await?;
     sqlx::query!(
         r#"UPDATE payment_intents SET status = 'succeeded', provider_ref = $2, settled_at = now(), updated_at = now()
             WHERE checkout_id = $1"#,

@@ -59,10 +59,18 @@ pub async fn live(
     };
     let slot = socket_slot(&state, &client, None)?;
     let shutdown = state.shutdown.clone();
-    Ok(upgrade.on_upgrade(move |socket| async move {
+    Ok(small_buffers(upgrade).on_upgrade(move |socket| async move {
         serve_viewer(socket, event, since, shutdown).await;
         drop(slot);
     }))
+}
+
+/// A socket that mostly listens: viewers send nothing but pings, so a
+/// small read buffer; frames go out as they come (no 128 KiB write buffer
+/// to fill first), and a viewer that stops reading is cut off at a bound
+/// (a whole map of a very large venue fits well within it).
+pub(super) fn small_buffers(upgrade: WebSocketUpgrade) -> WebSocketUpgrade {
+    upgrade.read_buffer_size(4 * 1024).write_buffer_size(0).max_write_buffer_size(16 << 20)
 }
 
 /// A viewer that has not taken a frame within this is gone or too slow.

@@ -11,6 +11,7 @@ use uuid::Uuid;
 
 use super::error::{AppError, ApiResult};
 use super::extract::{socket_slot, ApiJson, ClientKey, CurrentUser, IdPath, StaffUser};
+use super::live::small_buffers;
 use crate::state::AppState;
 
 /// Per-fan limit on waiting-room and hold calls (on top of the per-address
@@ -88,7 +89,7 @@ pub async fn live(
     let (ticket, _) = state.engine.queue_entry(event_id, &queue_token).await?;
     let slot = socket_slot(&state, &client, Some((format!("queue:{queue_token}"), SOCKETS_PER_TOKEN)))?;
     let rounds = state.engine.queue_feed().subscribe(event_id);
-    Ok(upgrade.on_upgrade(move |socket| async move {
+    Ok(small_buffers(upgrade).on_upgrade(move |socket| async move {
         push_positions(socket, state, event_id, queue_token, ticket, rounds).await;
         drop(slot);
     }))

@@ -645,3 +645,28 @@ async fn a_room_that_asks_for_a_verified_email_lets_in_fans_who_typed_their_code
     let _ = std::fs::remove_file(&outbox);
     app.stop().await;
 }
+
+/// A fan who has bought leaves the admitted at once: their slot goes to the
+/// next in line, not minutes later when their admission would lapse.
+#[tokio::test]
+async fn a_fan_who_books_frees_their_admission_slot_at_once() {
+    let app = spawn_app_with(|s| s.admission_interval_ms = 100).await;
+    let event_id = room_event(&app, 20, -60).await;
+    let (fan, _, admission) = admitted_fan(&app, event_id).await;
+    let active = || async {
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM queue_entries WHERE event_id = $1 AND admission_expires_at > now()")
+            .bind(event_id)
+            .fetch_one(&app.pool)
+            .await
+            .expect("active")
+    };
+    assert_eq!(active().await, 1);
+    let hold = hold_with(&fan, event_id, "A-1-1", Some(&admission)).await;
+    assert_eq!(hold.status, 201, "{}", hold.body);
+    let paid = fan
+        .checkout(hold.body["hold_id"].as_str().unwrap(), hold.body["hold_token"].as_str().unwrap(), "tok_visa", "book-and-go")
+        .await;
+    assert_eq!(paid.status, 201, "{}", paid.body);
+    assert_eq!(active().await, 0, "the buyer no longer takes an admitted place");
+    app.assert_invariants().await;
+}

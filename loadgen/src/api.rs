@@ -1,0 +1,161 @@
+//! The HTTP side of a fan: one shared connection pool, each fan's session
+//! sent as its own cookie (pre-created by `frontrow user bulk`).
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use reqwest::Method;
+use serde_json::Value;
+
+/// Name of the server's session cookie.
+pub const SESSION_COOKIE: &str = "frontrow_session";
+
+/// A signed-in fan: the session cookie value is all a request needs.
+#[derive(Clone, Debug)]
+pub struct Fan {
+    pub email: String,
+    pub session: String,
+}
+
+/// Reads `email<TAB>cookie` lines as written by `frontrow user bulk`.
+pub fn read_fans(path: &Path) -> Result<Vec<Fan>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading the fans file {}", path.display()))?;
+    let fans: Vec<Fan> = text
+        .lines()
+        .filter_map(|line| line.split_once('\t'))
+        .map(|(email, session)| Fan { email: email.to_owned(), session: session.trim().to_owned() })
+        .collect();
+    if fans.is_empty() {
+        bail!("no fans in {}; make them with `frontrow user bulk --count N --out FILE`", path.display());
+    }
+    Ok(fans)
+}
+
+/// A server answer: the status and the body as JSON (Null when not JSON).
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub body: Value,
+    pub bytes: usize,
+}
+
+impl Reply {
+    pub fn error_code(&self) -> &str {
+        self.body["error"].as_str().unwrap_or("")
+    }
+    pub fn str(&self, field: &str) -> Option<&str> {
+        self.body[field].as_str()
+    }
+}
+
+#[derive(Clone)]
+pub struct Api {
+    http: reqwest::Client,
+    pub base: String,
+}
+
+impl Api {
+    pub fn new(base: &str) -> Result<Api> {
+        let host = base.split("://").nth(1).unwrap_or_default();
+        if !(host.starts_with("127.") || host.starts_with("localhost") || host.starts_with("[::1]")) {
+            bail!("refusing to load anything but a server on this machine: {base}");
+        }
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(30))
+            .redirect(reqwest::redirect::Policy::none())
+            .pool_max_idle_per_host(4096)
+            .tcp_nodelay(true)
+            .build()?;
+        Ok(Api { http, base: base.trim_end_matches('/').to_owned() })
+    }
+
+    /// The WebSocket base (`ws://host:port`).
+    pub fn ws_base(&self) -> String {
+        self.base.replacen("http://", "ws://", 1)
+    }
+
+    /// One request. `session` is the fan's cookie value; `headers` extra headers.
+    pub async fn call(&self, method: Method, path: &str, session: Option<&str>, headers: &[(&str, &str)], body: Option<&Value>) -> Result<Reply> {
+        let mut req = self.http.request(method, format!("{}{}", self.base, path));
+        if let Some(s) = session {
+            req = req.header("cookie", format!("{SESSION_COOKIE}={s}"));
+        }
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        if let Some(b) = body {
+            req = req.json(b);
+        }
+        let r = req.send().await?;
+        let status = r.status().as_u16();
+        let bytes = r.bytes().await?;
+        let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        Ok(Reply { status, body, bytes: bytes.len() })
+    }
+
+    pub async fn get(&self, path: &str, session: Option<&str>) -> Result<Reply> {
+        self.call(Method::GET, path, session, &[], None).await
+    }
+
+    pub async fn post(&self, path: &str, session: Option<&str>, headers: &[(&str, &str)], body: &Value) -> Result<Reply> {
+        self.call(Method::POST, path, session, headers, Some(body)).await
+    }
+
+    /// Signs the staff member in and returns their session cookie value.
+    pub async fn staff_session(&self, email: &str, password: &str) -> Result<String> {
+        let r = self
+            .http
+            .post(format!("{}/api/v1/auth/login", self.base))
+            .json(&serde_json::json!({ "email": email, "password": password }))
+            .send()
+            .await
+            .context("staff login: is the server up?")?;
+        if r.status().as_u16() != 200 {
+            bail!("staff login failed ({}); run `frontrow seed-demo` first", r.status());
+        }
+        for cookie in r.headers().get_all("set-cookie") {
+            let text = cookie.to_str().unwrap_or_default();
+            if let Some(rest) = text.strip_prefix(&format!("{SESSION_COOKIE}=")) {
+                return Ok(rest.split(';').next().unwrap_or_default().to_owned());
+            }
+        }
+        bail!("staff login answered without a {SESSION_COOKIE} cookie")
+    }
+}
+
+/// Sections of `rows` rows of `per_row` seats, the first row of each section
+/// in tier "Front" (the hot seats are there), the rest "Standard".
+pub fn event_body(name: &str, seats: usize, hold_ttl_seconds: u32, max_seats: u32, waiting_room: bool) -> Value {
+    const PER_ROW: usize = 50;
+    let rows_total = seats.div_ceil(PER_ROW).max(1);
+    let rows: Vec<Value> = (0..rows_total)
+        .map(|r| {
+            let n = PER_ROW.min(seats - r * PER_ROW);
+            let tier = if r == 0 { "Front" } else { "Standard" };
+            serde_json::json!({ "row": (r + 1).to_string(), "seats": n, "tier": tier })
+        })
+        .collect();
+    serde_json::json!({
+        "name": name, "kind": "benchmark", "venue": "Loopback Arena",
+        "starts_at": "2035-01-01T20:00:00Z", "sale_opens_at": "2020-01-01T00:00:00Z",
+        "hold_ttl_seconds": hold_ttl_seconds, "max_seats_per_order": max_seats,
+        "waiting_room_enabled": waiting_room,
+        "tiers": [{ "tier": "Front", "price_cents": 12000 }, { "tier": "Standard", "price_cents": 6000 }],
+        "sections": [{ "section": "A", "rows": rows }]
+    })
+}
+
+/// Creates an event as staff and returns its id.
+pub async fn create_event(api: &Api, staff: &str, body: &Value) -> Result<String> {
+    let r = api.post("/api/v1/admin/events", Some(staff), &[], body).await?;
+    if r.status != 201 {
+        bail!("creating the event failed ({}): {}", r.status, r.body);
+    }
+    Ok(r.str("event_id").context("event_id in the answer")?.to_owned())
+}
+
+/// Seat id of the event layout above.
+pub fn seat_id(row: usize, number: usize) -> String {
+    format!("A-{row}-{number}")
+}
