@@ -3,20 +3,25 @@
 -- The server gathers the hold requests that arrive for one event while the
 -- previous batch is in flight and sends them together: one call, one
 -- transaction, one commit (and so one wait on the commit of the live-map
--- notifications) for the whole batch. Inside, the requests are decided one
--- after another in the order given, exactly as if each ran alone: the
--- per-fan limit (under the fan's advisory lock), the seats locked and
--- checked free, the hold row (refused if its idempotency key is taken),
--- then the compare-and-swap of the seats with its audit rows. A request
--- that cannot have every seat it asked for changes nothing. The live maps
+-- notifications) for the whole batch. The event's rules are read here, from
+-- its row, so what the server remembered of them is never the last word.
+-- Every lock the batch needs is taken first, in one order for everybody
+-- (the fans' advisory locks by key, then the seats by id), so two batches
+-- from two instances wait for each other but never deadlock. Then the
+-- requests are decided one after another in the order given, exactly as
+-- if each ran alone: the per-fan limit, the seats checked free, the hold
+-- row (refused if its idempotency key is taken), then the compare-and-swap
+-- of the seats with its audit rows. A request that cannot have every seat
+-- it asked for changes nothing. The live maps
 -- hear of the whole batch at once: one notification (per 60 seats) at the
 -- end, instead of one per request from the seats trigger.
 --
 -- p_requests: [{"fan", "seats": [..], "hold", "token", "tag", "key"|null,
---               "hash", "ttl", "max"}, ...]
+--               "hash", "admitted": bool}, ...]  ("admitted": the fan showed
+--               a valid admission to this event's waiting room)
 -- One row per request: outcome 'held' (seat ids, lease end, total),
--- 'conflict' (the seats that were free), 'too_many', 'key_in_use', or
--- 'closed' (the event is unpublished or cancelled).
+-- 'conflict' (the seats that were free), 'too_many', 'key_in_use',
+-- 'not_admitted', 'not_open', or 'closed' (unpublished or cancelled).
 CREATE FUNCTION hold_batch(p_event uuid, p_lock integer, p_requests jsonb)
 RETURNS TABLE (request_index integer, outcome text, free_seat_ids text[], lease_ends_at timestamptz, hold_total_cents bigint)
 LANGUAGE plpgsql AS $$
@@ -32,12 +37,34 @@ DECLARE
     v_expires timestamptz;
     v_changes jsonb := '[]';
     message text;
+    ev record;
+    v_refusal text;
+    v_key integer;
 BEGIN
-    IF NOT EXISTS (SELECT 1 FROM events e WHERE e.event_id = p_event AND e.published AND e.cancelled_at IS NULL) THEN
-        RETURN QUERY SELECT (o.i - 1)::integer, 'closed'::text, NULL::text[], NULL::timestamptz, NULL::bigint
+    SELECT e.published AND e.cancelled_at IS NULL AS open, e.sale_opens_at <= now() AS on_sale,
+           e.waiting_room_enabled, e.hold_ttl_seconds, e.max_seats_per_order
+      INTO ev
+      FROM events e WHERE e.event_id = p_event;
+    v_refusal := CASE WHEN NOT coalesce(ev.open, false) THEN 'closed' WHEN NOT ev.on_sale THEN 'not_open' END;
+    IF v_refusal IS NOT NULL THEN
+        RETURN QUERY SELECT (o.i - 1)::integer, v_refusal, NULL::text[], NULL::timestamptz, NULL::bigint
                        FROM jsonb_array_elements(p_requests) WITH ORDINALITY AS o(r, i);
         RETURN;
     END IF;
+    v_expires := now() + make_interval(secs => ev.hold_ttl_seconds);
+
+    -- Every lock up front, in one global order: fans (by lock key), then
+    -- seats (by id). A request's own locks below are then already held.
+    FOR v_key IN SELECT DISTINCT hashtext(p_event::text || (r->>'fan'))
+                   FROM jsonb_array_elements(p_requests) r ORDER BY 1 LOOP
+        PERFORM pg_advisory_xact_lock(p_lock, v_key);
+    END LOOP;
+    PERFORM 1 FROM seats s
+     WHERE s.event_id = p_event
+       AND s.seat_id IN (SELECT jsonb_array_elements_text(r->'seats') FROM jsonb_array_elements(p_requests) r)
+     ORDER BY s.seat_id
+       FOR UPDATE;
+
     -- This transaction's seat changes are announced below, not by the trigger.
     PERFORM set_config('frontrow.seat_notify', 'batch', true);
     n := 0;
@@ -48,32 +75,34 @@ BEGIN
         v_fan := (req->>'fan')::uuid;
         v_hold := (req->>'hold')::uuid;
         v_seats := ARRAY(SELECT jsonb_array_elements_text(req->'seats'));
-        v_expires := now() + make_interval(secs => (req->>'ttl')::integer);
 
-        -- Two holds of one fan (from any instance) must not both pass the limit.
-        PERFORM pg_advisory_xact_lock(p_lock, hashtext(p_event::text || v_fan::text));
+        IF ev.waiting_room_enabled AND NOT coalesce((req->>'admitted')::boolean, false) THEN
+            outcome := 'not_admitted';
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+        -- The fan's advisory lock (taken above) keeps two holds of one fan,
+        -- from any instance, from both passing the limit.
         SELECT (SELECT count(*) FROM seats s
                  WHERE s.event_id = p_event AND s.holder_id = v_fan
                    AND (s.state = 'payment_pending' OR (s.state = 'held' AND s.hold_expires_at > now())))
              + (SELECT count(*) FROM tickets t JOIN bookings b USING (booking_id)
                  WHERE b.event_id = p_event AND b.user_id = v_fan AND t.voided_at IS NULL)
           INTO v_already;
-        IF v_already + cardinality(v_seats) > (req->>'max')::integer THEN
+        IF v_already + cardinality(v_seats) > ev.max_seats_per_order THEN
             outcome := 'too_many';
             RETURN NEXT;
             CONTINUE;
         END IF;
 
-        -- Lock the seats that are free (a lapsed lease is free), in one order
-        -- for every caller; a seat taken meanwhile is re-checked and left out.
+        -- The seats that are free (a lapsed lease is free); locked above.
         SELECT coalesce(array_agg(f.seat_id), '{}'), coalesce(sum(f.price_cents), 0)
           INTO v_free, v_total
           FROM (SELECT s.seat_id, s.price_cents FROM seats s
                  WHERE s.event_id = p_event AND s.seat_id = ANY (v_seats)
                    AND (s.state = 'available'
                         OR (s.state = 'held' AND s.hold_expires_at <= now() AND s.blocked_reason IS NULL))
-                 ORDER BY s.seat_id
-                   FOR UPDATE) f;
+                 ORDER BY s.seat_id) f;
         IF cardinality(v_free) < cardinality(v_seats) THEN
             outcome := 'conflict';
             free_seat_ids := v_free;

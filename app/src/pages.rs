@@ -31,15 +31,11 @@ pub async fn load_event_page(event_id: String) -> Result<Option<EventPageData>, 
     use frontrow_engine::EngineError;
     let Ok(id) = event_id.parse::<uuid::Uuid>() else { return Ok(None) };
     let (engine, session) = (engine()?, request_session().await?);
-    let live = match engine.board().event(id).await {
-        Ok(live) => live,
-        Err(EngineError::NotFound) => return Ok(None),
+    let board = match engine.board().snapshot(id).await {
+        Ok(board) if board.event.published => board,
+        Ok(_) | Err(EngineError::NotFound) => return Ok(None),
         Err(e) => return Err(e.into()),
     };
-    // Named before the snapshot is taken: a drawing is never filed under
-    // a revision newer than itself.
-    let revision = live.revision();
-    let Some(board) = live.snapshot().filter(|b| b.event.published) else { return Ok(None) };
     let user = crate::session::current_user(&session, &engine).await?;
     let layout = &board.layout;
     // With the waiting room on, only admitted fans see the map.
@@ -67,7 +63,7 @@ pub async fn load_event_page(event_id: String) -> Result<Option<EventPageData>, 
     Ok(Some(EventPageData {
         summary: board.summary(),
         sections: layout.sections.iter().map(|s| s.name.clone()).collect(),
-        svg: crate::server::fans_map(&board, revision).to_string(),
+        svg: crate::server::fans_map(&board).to_string(),
         epoch: board.epoch,
         seq: board.seq,
         signed_in: user.is_some(),

@@ -183,7 +183,6 @@ pub fn plan_layout(sections: &[NewSection], tiers: &[TierPrice]) -> EventLayout 
 pub(crate) struct EventRules {
     pub event_id: Uuid,
     pub sale_opens_at: DateTime<Utc>,
-    pub hold_ttl_seconds: i32,
     pub max_seats_per_order: i32,
     pub waiting_room_enabled: bool,
     pub published: bool,
@@ -195,7 +194,6 @@ impl From<&Event> for EventRules {
         Self {
             event_id: e.event_id,
             sale_opens_at: e.sale_opens_at,
-            hold_ttl_seconds: e.hold_ttl_seconds,
             max_seats_per_order: e.max_seats_per_order,
             waiting_room_enabled: e.waiting_room_enabled,
             published: e.published,
@@ -402,7 +400,7 @@ impl Engine {
 
     pub(crate) async fn rules(&self, event_id: Uuid) -> Result<EventRules> {
         let r = sqlx::query!(
-            r#"SELECT sale_opens_at AS "sale_opens_at: DateTime<Utc>", hold_ttl_seconds, max_seats_per_order,
+            r#"SELECT sale_opens_at AS "sale_opens_at: DateTime<Utc>", max_seats_per_order,
                       waiting_room_enabled, published, cancelled_at IS NOT NULL AS "cancelled!"
                FROM events WHERE event_id = $1"#,
             event_id
@@ -413,7 +411,6 @@ impl Engine {
         Ok(EventRules {
             event_id,
             sale_opens_at: r.sale_opens_at,
-            hold_ttl_seconds: r.hold_ttl_seconds,
             max_seats_per_order: r.max_seats_per_order,
             waiting_room_enabled: r.waiting_room_enabled,
             published: r.published,

@@ -33,10 +33,9 @@ pub(crate) struct HoldRequest {
     pub tag: String,
     pub key: Option<String>,
     pub hash: String,
-    /// Lease length, seconds.
-    pub ttl: i32,
-    /// The event's per-fan seat limit.
-    pub max: i32,
+    /// The fan showed a valid admission to the event's waiting room (the
+    /// database decides whether the event needs one).
+    pub admitted: bool,
 }
 
 /// What the database decided for one request.
@@ -47,7 +46,11 @@ pub(crate) enum HoldOutcome {
     Conflict { free: Vec<String> },
     TooMany,
     KeyInUse,
-    /// Unpublished or cancelled since the rules were read.
+    /// The event's waiting room is on and the fan was not admitted.
+    NotAdmitted,
+    /// The sale has not opened.
+    NotOpen,
+    /// Unpublished or cancelled.
     Closed,
 }
 
@@ -100,6 +103,12 @@ async fn run(pool: sqlx::PgPool, mut incoming: mpsc::Receiver<Pending>, counts: 
                 Ok(request) => batch.push(request),
                 Err(_) => break,
             }
+        }
+        // A fan who went away before their turn is not held for: nobody
+        // would learn the hold's token.
+        batch.retain(|pending| !pending.reply.is_closed());
+        if batch.is_empty() {
+            continue;
         }
         metrics::histogram!("frontrow_hold_batch_size").record(batch.len() as f64);
         let mut by_event: HashMap<Uuid, Vec<Pending>> = HashMap::new();
@@ -169,6 +178,8 @@ async fn call(pool: &sqlx::PgPool, event_id: Uuid, requests: &[HoldRequest]) -> 
             ("conflict", ..) => HoldOutcome::Conflict { free: row.free_seat_ids.unwrap_or_default() },
             ("too_many", ..) => HoldOutcome::TooMany,
             ("key_in_use", ..) => HoldOutcome::KeyInUse,
+            ("not_admitted", ..) => HoldOutcome::NotAdmitted,
+            ("not_open", ..) => HoldOutcome::NotOpen,
             ("closed", ..) => HoldOutcome::Closed,
             (other, ..) => return Err(EngineError::Internal(format!("hold_batch answered {other:?}"))),
         };

@@ -91,8 +91,7 @@ impl Engine {
             token,
             key: key.map(|k| k.as_str().to_owned()),
             hash: request_hash.clone(),
-            ttl: rules.hold_ttl_seconds,
-            max: rules.max_seats_per_order,
+            admitted: admission.is_some_and(|a| a.admits(event_id, fan)),
         };
         let key = key.map(IdempotencyKey::as_str);
         let refused = match self.hold_batcher().hold(event_id, request.clone()).await? {
@@ -101,6 +100,8 @@ impl Engine {
                 return Ok(Held { hold, existing: false });
             }
             HoldOutcome::TooMany => return Err(EngineError::TooManySeats { max: rules.max_seats_per_order }),
+            HoldOutcome::NotAdmitted => return Err(EngineError::NotAdmitted),
+            HoldOutcome::NotOpen => return Err(EngineError::SaleNotOpen),
             // Unpublished or cancelled since the board heard: say which.
             HoldOutcome::Closed => return Err(self.rules(event_id).await?.check_can_hold(fan, admission).err().unwrap_or(EngineError::NotFound)),
             HoldOutcome::KeyInUse => EngineError::IdempotencyKeyInUse,
@@ -119,9 +120,11 @@ impl Engine {
         }
     }
 
-    /// The event's rules for a hold, from this instance's board (no query);
-    /// a refusal is checked against the database before it is given, so a
-    /// change the board has not heard of yet never turns a fan away.
+    /// The event's rules for a hold, from this instance's board (no query):
+    /// a quick first answer. A refusal is checked against the database before
+    /// it is given, so a change the board has not heard of yet never turns a
+    /// fan away; and `hold_batch` reads the rules again from the event's
+    /// row, so it never lets one in either.
     pub(crate) async fn hold_rules(&self, event_id: Uuid, fan: Uuid, admission: Option<&Admission>) -> Result<EventRules> {
         let live = self.board().event(event_id).await?;
         if let Some(rules) = live.facts().map(|event| EventRules::from(&*event)) {

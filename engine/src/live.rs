@@ -181,6 +181,8 @@ pub struct LiveEvent {
     layout: OnceCell<Arc<EventLayout>>,
     /// The event's facts, re-read when staff change them.
     facts: RwLock<Option<Arc<Event>>>,
+    /// Bumped at every change of `facts` (under its lock).
+    facts_generation: AtomicU64,
     cells: RwLock<Cells>,
     feed: broadcast::Sender<FeedMessage>,
     /// The last whole-map frame, with the (seq, lapsed leases) it shows.
@@ -199,6 +201,8 @@ pub struct BoardSnapshot {
     /// Where a viewer of this snapshot resumes the live feed from.
     pub epoch: u32,
     pub seq: u64,
+    /// Names what fans see in this snapshot: equal revisions, equal maps.
+    pub revision: String,
     pub taken_at: DateTime<Utc>,
 }
 
@@ -262,7 +266,7 @@ impl BoardSnapshot {
 impl LiveEvent {
     fn new(event_id: Uuid, epoch: u32) -> Self {
         let (feed, _) = broadcast::channel(FEED_CAPACITY);
-        Self { event_id, epoch, layout: OnceCell::new(), facts: RwLock::new(None), cells: RwLock::new(Cells::default()), feed, whole_map: Mutex::new(None) }
+        Self { event_id, epoch, layout: OnceCell::new(), facts: RwLock::new(None), facts_generation: AtomicU64::new(0), cells: RwLock::new(Cells::default()), feed, whole_map: Mutex::new(None) }
     }
 
     pub fn event_id(&self) -> Uuid {
@@ -288,31 +292,31 @@ impl LiveEvent {
     }
 
     fn set_facts(&self, event: Event) {
-        *self.facts.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(event));
+        let mut facts = self.facts.write().unwrap_or_else(|e| e.into_inner());
+        *facts = Some(Arc::new(event));
+        self.facts_generation.fetch_add(1, Ordering::Release);
     }
 
-    /// Names what fans see of the map now: the changes applied, the leases
-    /// lapsed since (lazy expiry frees them without a change) and the facts
-    /// (tiers, prices) in force. Equal revisions render equal maps.
-    pub fn revision(&self) -> String {
-        let facts = self.facts().map_or(0, |f| Arc::as_ptr(&f) as usize);
-        let now_ms = Utc::now().timestamp_millis();
-        let cells = self.cells.read().unwrap_or_else(|e| e.into_inner());
-        let lapsed = cells.seats.iter().filter(|c| c.state == SeatState::Held && c.hold_expires_ms.is_some_and(|t| t <= now_ms)).count();
-        format!("{:x}-{:x}-{:x}-{facts:x}", self.epoch, cells.seq, lapsed)
-    }
-
+    /// A consistent copy of the map now, named by its [`BoardSnapshot::revision`].
     pub fn snapshot(&self) -> Option<BoardSnapshot> {
         let layout = self.layout.get()?.clone();
-        let event = self.facts()?;
+        let (event, facts_generation) = {
+            let facts = self.facts.read().unwrap_or_else(|e| e.into_inner());
+            (facts.clone()?, self.facts_generation.load(Ordering::Acquire))
+        };
         let now = Utc::now();
         let now_ms = now.timestamp_millis();
         let cells = self.cells.read().unwrap_or_else(|e| e.into_inner());
+        let lapsed = cells.seats.iter().filter(|c| c.state == SeatState::Held && c.hold_expires_ms.is_some_and(|t| t <= now_ms)).count();
         Some(BoardSnapshot {
             statuses: cells.seats.iter().map(|c| c.status(now_ms)).collect(),
             version: cells.version,
             epoch: self.epoch,
             seq: cells.seq,
+            // What fans see depends on the changes applied, the leases lapsed
+            // since (lazy expiry frees them without a change) and the facts
+            // (name, tiers, prices) in force; all read together here.
+            revision: format!("{:x}-{:x}-{:x}-{facts_generation:x}", self.epoch, cells.seq, lapsed),
             event,
             layout,
             taken_at: now,

@@ -18,7 +18,8 @@ pub struct Prepared {
     /// What it was rendered from; equal revisions render equal bytes.
     revision: String,
     made: Instant,
-    etag: HeaderValue,
+    /// One strong ETag per encoding (different bytes, different tags).
+    etags: [HeaderValue; 3],
     content_type: HeaderValue,
     identity: Bytes,
     gzip: Bytes,
@@ -38,11 +39,12 @@ impl Prepared {
             let mut writer = brotli::CompressorWriter::new(&mut brotli, 64 * 1024, 5, 22);
             writer.write_all(&body)?;
         }
-        let etag = HeaderValue::from_str(&format!("\"{revision}\"")).map_err(std::io::Error::other)?;
+        let tag = |suffix: &str| HeaderValue::from_str(&format!("\"{revision}{suffix}\"")).map_err(std::io::Error::other);
+        let etags = [tag("")?, tag("-gz")?, tag("-br")?];
         Ok(Self {
             revision,
             made: Instant::now(),
-            etag,
+            etags,
             content_type: HeaderValue::from_static(content_type),
             identity: Bytes::from(body),
             gzip: Bytes::from(gzip),
@@ -53,27 +55,26 @@ impl Prepared {
     /// The answer to one request: 304 if it names our ETag, else the body
     /// in the best encoding it accepts.
     pub fn respond(&self, request: &HeaderMap) -> Response {
+        let encoding = preferred_encoding(request);
+        let (etag, content_encoding, body) = match encoding {
+            Encoding::Identity => (&self.etags[0], None, &self.identity),
+            Encoding::Gzip => (&self.etags[1], Some("gzip"), &self.gzip),
+            Encoding::Brotli => (&self.etags[2], Some("br"), &self.brotli),
+        };
         let mut headers = HeaderMap::new();
-        headers.insert(ETAG, self.etag.clone());
+        headers.insert(ETAG, etag.clone());
         headers.insert(VARY, HeaderValue::from_static("accept-encoding"));
         // Live data: a cache may keep it but must ask before reusing it.
         headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-        if names_etag(request, &self.etag) {
+        // A reader holding this revision in any encoding has it.
+        if self.etags.iter().any(|ours| names_etag(request, ours)) {
             return (StatusCode::NOT_MODIFIED, headers).into_response();
         }
         headers.insert(CONTENT_TYPE, self.content_type.clone());
-        let body = match preferred_encoding(request) {
-            Encoding::Brotli => {
-                headers.insert(CONTENT_ENCODING, HeaderValue::from_static("br"));
-                self.brotli.clone()
-            }
-            Encoding::Gzip => {
-                headers.insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
-                self.gzip.clone()
-            }
-            Encoding::Identity => self.identity.clone(),
-        };
-        (StatusCode::OK, headers, Body::from(body)).into_response()
+        if let Some(name) = content_encoding {
+            headers.insert(CONTENT_ENCODING, HeaderValue::from_static(name));
+        }
+        (StatusCode::OK, headers, Body::from(body.clone())).into_response()
     }
 }
 
@@ -206,6 +207,12 @@ mod tests {
         let p = Prepared::new("r1".into(), "application/json", b"{}".to_vec()).expect("prepared");
         assert_eq!(p.respond(&headers(&[("if-none-match", "\"r1\"")])).status(), StatusCode::NOT_MODIFIED);
         assert_eq!(p.respond(&headers(&[("if-none-match", "\"r0\", W/\"r1\"")])).status(), StatusCode::NOT_MODIFIED);
+        assert_eq!(p.respond(&headers(&[("if-none-match", "\"r1-br\"")])).status(), StatusCode::NOT_MODIFIED);
+        let tags: Vec<_> = ["identity", "gzip", "br"]
+            .into_iter()
+            .map(|e| p.respond(&headers(&[("accept-encoding", e)])).headers()[ETAG].clone())
+            .collect();
+        assert!(tags[0] != tags[1] && tags[1] != tags[2] && tags[0] != tags[2], "different bytes, different tags: {tags:?}");
         assert_eq!(p.respond(&headers(&[("if-none-match", "\"r0\"")])).status(), StatusCode::OK);
     }
 

@@ -219,6 +219,20 @@ impl Application {
     }
 }
 
+/// The session layer answers a bare 500 when its store cannot save (the
+/// database away or out of connections): that is an outage, said as ours
+/// are, 503 `unavailable` with a code. (Every 500 of our own has a body.)
+async fn session_store_failure_is_unavailable(response: axum::response::Response) -> axum::response::Response {
+    let bare = response.status() == axum::http::StatusCode::INTERNAL_SERVER_ERROR
+        && response.headers().get(axum::http::header::CONTENT_TYPE).is_none()
+        && axum::body::HttpBody::size_hint(response.body()).exact() == Some(0);
+    if bare {
+        metrics::counter!("frontrow_session_store_failures_total").increment(1);
+        return AppError::unavailable().into_response();
+    }
+    response
+}
+
 fn router(state: AppState) -> Router {
     // Sessions are read from memory when this instance has seen them, so
     // signed-in fans keep browsing while the database is away; writes go to
@@ -258,6 +272,7 @@ fn router(state: AppState) -> Router {
         .layer(axum::middleware::from_fn(api::csrf_guard))
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::security::security_headers))
         .layer(sessions)
+        .layer(axum::middleware::map_response(session_store_failure_is_unavailable))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
         .layer(axum::middleware::from_fn(limit_body))
         // A 10,000-seat map is ~1.5 MB of repetitive SVG; compressed it is a

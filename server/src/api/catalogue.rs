@@ -67,15 +67,17 @@ pub async fn seats(
     if !live.facts().is_some_and(|e| e.published) {
         return Err(AppError::not_found());
     }
-    let revision = live.revision();
+    // The bytes are made from this very snapshot, so they are what its
+    // revision names.
+    let board = live.snapshot().ok_or_else(AppError::not_found)?;
+    let revision = board.revision.clone();
     let section = q.section;
     // Only the whole map and the layout's own sections are kept.
-    let kept = section.as_deref().is_none_or(|name| live.layout().is_some_and(|l| l.sections.iter().any(|s| s.name == name)));
+    let kept = section.as_deref().is_none_or(|name| board.layout.sections.iter().any(|s| s.name == name));
     let resource = format!("seats/{event_id}/{}", section.as_deref().unwrap_or_default());
     let render = {
         let revision = revision.clone();
         move || {
-            let board = live.snapshot().ok_or_else(|| std::io::Error::other("the board is not loaded"))?;
             let body = serde_json::to_vec(&board.seat_map(section.as_deref(), false))?;
             Prepared::new(revision, "application/json", body)
         }

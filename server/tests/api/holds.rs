@@ -309,7 +309,7 @@ async fn one_batch_decides_its_requests_as_if_one_by_one() {
     }
     let request = |fan: uuid::Uuid, seats: &[&str], key: Option<&str>| {
         serde_json::json!({ "fan": fan, "seats": seats, "hold": uuid::Uuid::new_v4(), "token": uuid::Uuid::new_v4().to_string(),
-                            "tag": "t", "key": key, "hash": "h", "ttl": 300, "max": 4 })
+                            "tag": "t", "key": key, "hash": "h" })
     };
     let batch = serde_json::json!([
         request(fans[0], &["A-1-1", "A-1-2"], None),
