@@ -162,7 +162,10 @@ serve "$addr2"
 pid2=${pids[1]}
 ngx=$(mktemp -d)
 cat >"$ngx/nginx.conf" <<NGINX
-worker_processes 1;
+# Two workers, each with its own share of file descriptors: every waiting
+# fan keeps a socket open through the proxy (two descriptors each).
+worker_processes 2;
+worker_rlimit_nofile $(ulimit -Hn);
 pid $ngx/nginx.pid;
 error_log $ngx/error.log warn;
 daemon off;
@@ -174,7 +177,7 @@ http {
   upstream frontrow { server $addr1; server $addr2; keepalive 256; }
   map \$http_upgrade \$connection_upgrade { default upgrade; '' ''; }
   server {
-    listen $proxy;
+    listen $proxy reuseport;
     location / {
       proxy_pass http://frontrow;
       proxy_http_version 1.1;

@@ -115,6 +115,17 @@ fn audit_md(a: &Value) -> String {
     format!("Audit (API): `{}` — {}\n", a, if audit_ok(a) { "no violation" } else { "VIOLATION" })
 }
 
+/// The phases' table, each phase's operations, then the audit.
+fn phases_and_audit(phases: &[Phase], a: &Value) -> String {
+    let mut md = phases_table(phases);
+    for p in phases {
+        md += &format!("\n{}:\n\n{}", p.name, ops_table(p));
+    }
+    md += "\n";
+    md += &audit_md(a);
+    md
+}
+
 fn counters_md(title: &str, counts: &std::collections::BTreeMap<String, u64>) -> String {
     let mut s = format!("| {title} | count |\n|---|---:|\n");
     for (k, v) in counts {
@@ -736,12 +747,7 @@ pub async fn hot_seat(ctx: &Ctx, args: HotSeatArgs) -> Result<Report> {
         during.as_ref().map_or(0.0, |d| d.p99_ms),
         slowdown
     );
-    md += &phases_table(&phases);
-    for p in &phases {
-        md += &format!("\n{}:\n\n{}", p.name, ops_table(p));
-    }
-    md += "\n";
-    md += &audit_md(&a);
+    md += &phases_and_audit(&phases, &a);
     Ok(Report { json, markdown: md, passed })
 }
 
@@ -823,12 +829,7 @@ pub async fn storm(ctx: &Ctx, args: StormArgs) -> Result<Report> {
         p99(0, "read: seats JSON"), p99(1, "read: seats JSON"), p99(2, "read: seats JSON"),
         p99(0, "hold"), p99(1, "hold"), p99(2, "hold"), hold_ratio
     );
-    md += &phases_table(&phases);
-    for p in &phases {
-        md += &format!("\n{}:\n\n{}", p.name, ops_table(p));
-    }
-    md += "\n";
-    md += &audit_md(&a);
+    md += &phases_and_audit(&phases, &a);
     Ok(Report { json, markdown: md, passed })
 }
 

@@ -122,6 +122,20 @@ async fn checkout_killed_mid_payment(doomed: &mut Server, event: uuid::Uuid, sea
     (fan, hold_id, token)
 }
 
+/// The fan's retry of the killed checkout through `server`, repeated while
+/// the key is still in flight (as a client does), for up to `secs`.
+async fn retry_while_in_flight(fan: &Client, server: &Server, hold_id: &str, token: &str, secs: u64) -> Reply {
+    let retrying = Client { http: fan.http.clone(), base: server.base.clone() };
+    eventually(secs, "the retry to be answered", || async {
+        let r = retrying.checkout(hold_id, token, "tok_visa", "killed-key").await;
+        match (r.status, r.body["error"].as_str()) {
+            (409, Some("idempotency_key_in_use")) => None,
+            _ => Some(r),
+        }
+    })
+    .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_checkout_cut_short_by_a_kill_is_answered_soon_after_the_restart() {
     let setup = spawn_app().await;
@@ -137,30 +151,14 @@ async fn a_checkout_cut_short_by_a_kill_is_answered_soon_after_the_restart() {
     // The restarted server's own reconciliation may be finishing that very
     // checkout when the fan retries ("in flight" for a moment): a client
     // retries that, and within a few seconds, not the 30 s of the claim.
-    let retrying = Client { http: fan.http.clone(), base: server.base.clone() };
-    let retry = eventually(8, "the retry after the restart to be answered", || async {
-        let r = retrying.checkout(&hold_id, &token, "tok_visa", "killed-key").await;
-        match (r.status, r.body["error"].as_str()) {
-            (409, Some("idempotency_key_in_use")) => None,
-            _ => Some(r),
-        }
-    })
-    .await;
+    let retry = retry_while_in_flight(&fan, &server, &hold_id, &token, 8).await;
     assert_eq!(retry.status, 201, "the retry after the restart: {}", retry.body);
 
     // Another instance takes over once the dead one has missed its
     // heartbeats (seconds), not when the 30 s claim runs out.
     let mut doomed = start_server_on(&database_url, free_port(), Some("abort_before_payment")).await;
     let (fan, hold_id, token) = checkout_killed_mid_payment(&mut doomed, event, "A-1-2").await;
-    let other = Client { http: fan.http.clone(), base: server.base.clone() };
-    let answer = eventually(12, "the retry to be answered", || async {
-        let r = other.checkout(&hold_id, &token, "tok_visa", "killed-key").await;
-        match (r.status, r.body["error"].as_str()) {
-            (409, Some("idempotency_key_in_use")) => None,
-            _ => Some(r),
-        }
-    })
-    .await;
+    let answer = retry_while_in_flight(&fan, &server, &hold_id, &token, 12).await;
     assert_eq!(answer.status, 201, "{}", answer.body);
 
     let charges: i64 = sqlx::query_scalar("SELECT count(*) FROM sim_provider_payments").fetch_one(&setup.pool).await.unwrap();
