@@ -30,8 +30,6 @@ use pages::{AccountPage, BookingPage, CheckoutPage, EventPage, EventsPage, SignI
 
 /// The HTML document around the app (server side only renders it).
 pub fn shell(options: LeptosOptions) -> impl IntoView {
-    #[cfg(feature = "ssr")]
-    server::secure_page();
     view! {
         <!DOCTYPE html>
         <html lang="en">

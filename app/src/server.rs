@@ -82,15 +82,6 @@ pub fn content_security_policy(nonce: &str) -> String {
     )
 }
 
-/// Gives this page its Content-Security-Policy, with the nonce Leptos put
-/// on its inline scripts.
-pub fn secure_page() {
-    let (Some(nonce), Some(options)) = (leptos::nonce::use_nonce(), use_context::<leptos_axum::ResponseOptions>()) else { return };
-    if let Ok(value) = http::HeaderValue::from_str(&content_security_policy(&nonce)) {
-        options.insert_header(http::header::CONTENT_SECURITY_POLICY, value);
-    }
-}
-
 /// Sets the HTTP status of the response being made.
 pub fn set_status(status: u16) {
     if let (Some(options), Ok(code)) = (use_context::<leptos_axum::ResponseOptions>(), http::StatusCode::from_u16(status)) {

@@ -252,6 +252,7 @@ fn router(state: AppState) -> Router {
     let app_context = move || {
         leptos::prelude::provide_context(engine.clone());
         leptos::prelude::provide_context(site.clone());
+        crate::security::record_page_nonce();
     };
 
     let x_request_id = HeaderName::from_static("x-request-id");

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Where a hold's time goes: a release server on its own private PostgreSQL
+# (with pg_stat_statements loaded), saturated with one-seat holds by
+# frontrow-loadgen, sampled meanwhile by `perf record` (CPU clock, so it works
+# without hardware counters). Prints the server's hottest functions and the
+# database's statements by total time; bench/PROFILE.md is written from it.
+# Usage: scripts/profile_holds.sh [SECONDS]   (after `make bench` built release)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-10}
+data=target/profile-data
+pg_port=54342
+addr=127.0.0.1:3210
+out=target/profile
+mkdir -p "$out"
+bin=target/release/frontrow
+loadgen=target/release/frontrow-loadgen
+[ -x "$bin" ] && [ -x "$loadgen" ] || { echo "build release first (make bench, or scripts/build.sh --release and cargo build --release -p frontrow-loadgen)" >&2; exit 1; }
+command -v perf >/dev/null || { apt-get install -y -qq linux-perf >/dev/null; }
+as_pg() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+pg_bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n1)
+fr() { "$bin" --data-dir "$data" --pg-port "$pg_port" "$@"; }
+
+rm -rf "$data"
+fr seed-demo >/dev/null
+url=$(fr database-url 2>/dev/null)
+pgdata=$(as_pg psql -Atq "$url" -c 'SHOW data_directory')
+# track = all: the statements inside hold_batch are counted one by one too.
+printf "shared_preload_libraries = 'pg_stat_statements'\npg_stat_statements.track = all\n" | as_pg tee -a "$pgdata/postgresql.conf" >/dev/null
+as_pg "$pg_bin/pg_ctl" -D "$pgdata" restart -m fast -w >/dev/null
+as_pg psql -q "$url" -c 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements' >/dev/null
+fr user bulk --count 64 --prefix profile --out "$out/fans.tsv" >/dev/null
+
+FRONTROW_RATE_LIMITS=off FRONTROW_SITE_ROOT=target/site RUST_LOG=warn "$bin" --data-dir "$data" --pg-port "$pg_port" serve --addr "$addr" >"$out/server.log" 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; as_pg "$pg_bin/pg_ctl" -D "$pgdata" stop -m fast >/dev/null 2>&1 || true' EXIT
+for _ in $(seq 1 100); do curl -fs "http://$addr/readyz" >/dev/null && break; sleep 0.2; done
+
+as_pg psql -q "$url" -c 'SELECT pg_stat_statements_reset()' >/dev/null
+perf record -F 499 -e cpu-clock -g -p "$server" -o "$out/perf.data" -- sleep "$((secs + 2))" >/dev/null 2>&1 &
+perf_pid=$!
+"$loadgen" --url "http://$addr" --fans-file "$out/fans.tsv" --server-pid "$server" \
+  capacity --what holds --concurrency 32 --secs "$secs" --seats 20000 | grep capacity
+wait "$perf_pid" || true
+
+echo "== server: hottest functions (self time, share of samples)"
+perf report -i "$out/perf.data" --stdio --no-children -g none --percent-limit 1.5 --sort sym 2>/dev/null \
+  | grep -E '^ +[0-9]' | head -25
+echo "== server: time by library"
+perf report -i "$out/perf.data" --stdio --no-children -g none --sort dso 2>/dev/null | grep -E '^ +[0-9]' | head -8
+echo "== database: statements by total time"
+as_pg psql -q "$url" -P pager=off -c "
+  SELECT calls, round(total_exec_time::numeric, 1) AS total_ms, round(mean_exec_time::numeric, 3) AS mean_ms,
+         rows, left(regexp_replace(query, '\s+', ' ', 'g'), 90) AS statement
+    FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 12"
+as_pg psql -q "$url" -P pager=off -c "
+  SELECT sum(calls) FILTER (WHERE query ILIKE '%hold_batch%') AS batch_calls,
+         (SELECT count(*) FROM holds) AS holds,
+         round((SELECT count(*) FROM holds)::numeric / nullif(sum(calls) FILTER (WHERE query ILIKE '%hold_batch%'), 0), 1) AS holds_per_call
+    FROM pg_stat_statements"
