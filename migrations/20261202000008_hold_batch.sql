@@ -40,6 +40,7 @@ DECLARE
     ev record;
     v_refusal text;
     v_key integer;
+    v_all_seats text[];
 BEGIN
     SELECT e.published AND e.cancelled_at IS NULL AS open, e.sale_opens_at <= now() AS on_sale,
            e.waiting_room_enabled, e.hold_ttl_seconds, e.max_seats_per_order
@@ -59,9 +60,10 @@ BEGIN
                    FROM jsonb_array_elements(p_requests) r ORDER BY 1 LOOP
         PERFORM pg_advisory_xact_lock(p_lock, v_key);
     END LOOP;
+    -- (An array, so the seats are found by key, not by scanning the event.)
+    v_all_seats := ARRAY(SELECT DISTINCT jsonb_array_elements_text(r->'seats') FROM jsonb_array_elements(p_requests) r);
     PERFORM 1 FROM seats s
-     WHERE s.event_id = p_event
-       AND s.seat_id IN (SELECT jsonb_array_elements_text(r->'seats') FROM jsonb_array_elements(p_requests) r)
+     WHERE s.event_id = p_event AND s.seat_id = ANY (v_all_seats)
      ORDER BY s.seat_id
        FOR UPDATE;
 

@@ -23,18 +23,21 @@ fr() { "$bin" --data-dir "$data" --pg-port "$pg_port" "$@"; }
 
 rm -rf "$data"
 fr seed-demo >/dev/null
-url=$(fr database-url 2>/dev/null)
-pgdata=$(as_pg psql -Atq "$url" -c 'SHOW data_directory')
-# track = all: the statements inside hold_batch are counted one by one too.
-printf "shared_preload_libraries = 'pg_stat_statements'\npg_stat_statements.track = all\n" | as_pg tee -a "$pgdata/postgresql.conf" >/dev/null
-as_pg "$pg_bin/pg_ctl" -D "$pgdata" restart -m fast -w >/dev/null
-as_pg psql -q "$url" -c 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements' >/dev/null
-fr user bulk --count 64 --prefix profile --out "$out/fans.tsv" >/dev/null
+fr user bulk --count 2000 --prefix profile --out "$out/fans.tsv" >/dev/null 2>&1
 
 FRONTROW_RATE_LIMITS=off FRONTROW_SITE_ROOT=target/site RUST_LOG=warn "$bin" --data-dir "$data" --pg-port "$pg_port" serve --addr "$addr" >"$out/server.log" 2>&1 &
 server=$!
+ready() { for _ in $(seq 1 150); do curl -fs "http://$addr/readyz" >/dev/null && return 0; sleep 0.2; done; return 1; }
+ready
+url=$(fr database-url 2>/dev/null | tail -n1)
+pgdata=$(as_pg psql -Atq "$url" -c 'SHOW data_directory')
 trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; as_pg "$pg_bin/pg_ctl" -D "$pgdata" stop -m fast >/dev/null 2>&1 || true' EXIT
-for _ in $(seq 1 100); do curl -fs "http://$addr/readyz" >/dev/null && break; sleep 0.2; done
+# track = all: the statements inside hold_batch are counted one by one too.
+printf "shared_preload_libraries = 'pg_stat_statements'\npg_stat_statements.track = all\n" | as_pg tee -a "$pgdata/postgresql.conf" >/dev/null
+# The server rides out the restart (it is built to).
+as_pg "$pg_bin/pg_ctl" -D "$pgdata" restart -m fast -w >/dev/null
+ready
+as_pg psql -q "$url" -c 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements' >/dev/null
 
 as_pg psql -q "$url" -c 'SELECT pg_stat_statements_reset()' >/dev/null
 perf record -F 499 -e cpu-clock -g -p "$server" -o "$out/perf.data" -- sleep "$((secs + 2))" >/dev/null 2>&1 &

@@ -63,7 +63,7 @@ pub async fn load_event_page(event_id: String) -> Result<Option<EventPageData>, 
     Ok(Some(EventPageData {
         summary: board.summary(),
         sections: layout.sections.iter().map(|s| s.name.clone()).collect(),
-        svg: crate::server::fans_map(&board).to_string(),
+        svg: crate::seatmap::fans_map(&board).to_string(),
         epoch: board.epoch,
         seq: board.seq,
         signed_in: user.is_some(),

@@ -50,6 +50,24 @@ pub fn render(board: &BoardSnapshot) -> String {
     render_for(board, Audience::Fans)
 }
 
+/// The fans' seat map of an event, drawn once per revision of its board
+/// (a page view between two changes costs no drawing). The drawing carries
+/// the epoch and seq it shows, which the picker resumes the feed from.
+pub fn fans_map(board: &BoardSnapshot) -> std::sync::Arc<str> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, LazyLock, Mutex};
+    static DRAWN: LazyLock<Mutex<HashMap<uuid::Uuid, (String, Arc<str>)>>> = LazyLock::new(Mutex::default);
+    let event_id = board.event.event_id;
+    if let Some((drawn_at, svg)) = DRAWN.lock().unwrap_or_else(|e| e.into_inner()).get(&event_id) {
+        if *drawn_at == board.revision {
+            return svg.clone();
+        }
+    }
+    let svg: Arc<str> = render(board).into();
+    DRAWN.lock().unwrap_or_else(|e| e.into_inner()).insert(event_id, (board.revision.clone(), svg.clone()));
+    svg
+}
+
 pub fn render_for(board: &BoardSnapshot, audience: Audience) -> String {
     let meta = format!(r#" data-version="{}" data-epoch="{}" data-seq="{}""#, board.version, board.epoch, board.seq);
     draw(&board.event.name, &board.layout, &board.statuses, &meta, audience)

@@ -19,24 +19,6 @@ pub fn engine() -> Result<Engine, AppError> {
     })
 }
 
-/// The fans' seat map of an event, drawn once per revision of its board
-/// (a page view between two changes costs no drawing). The drawing carries
-/// the epoch and seq it shows, which the picker resumes the feed from.
-pub fn fans_map(board: &frontrow_engine::live::BoardSnapshot) -> std::sync::Arc<str> {
-    use std::collections::HashMap;
-    use std::sync::{Arc, LazyLock, Mutex};
-    static DRAWN: LazyLock<Mutex<HashMap<uuid::Uuid, (String, Arc<str>)>>> = LazyLock::new(Mutex::default);
-    let event_id = board.event.event_id;
-    if let Some((drawn_at, svg)) = DRAWN.lock().unwrap_or_else(|e| e.into_inner()).get(&event_id) {
-        if *drawn_at == board.revision {
-            return svg.clone();
-        }
-    }
-    let svg: Arc<str> = crate::seatmap::render(board).into();
-    DRAWN.lock().unwrap_or_else(|e| e.into_inner()).insert(event_id, (board.revision.clone(), svg.clone()));
-    svg
-}
-
 pub async fn request_session() -> Result<Session, AppError> {
     leptos_axum::extract::<Session>().await.map_err(|e| {
         tracing::error!(error = %e, "no session layer in front of the server function");

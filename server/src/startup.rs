@@ -174,7 +174,7 @@ impl Application {
             .build();
         let listener = TcpListener::bind(settings.addr).await.with_context(|| format!("binding {}", settings.addr))?;
         let local_addr = listener.local_addr()?;
-        let state = AppState {
+        let state = AppState::new(crate::state::Shared {
             prepared: Arc::new(crate::prepared::PreparedCache::new(Duration::from_millis(settings.map_refresh_ms))),
             engine,
             settings: Arc::new(settings),
@@ -186,7 +186,7 @@ impl Application {
             metrics: metrics_handle(),
             leptos_options,
             shutdown: CancellationToken::new(),
-        };
+        });
         let router = router(state.clone());
         Ok(Self { local_addr, listener, router, state })
     }

@@ -15,8 +15,26 @@ use crate::config::ServeArgs;
 pub type ClientRateLimiter = governor::RateLimiter<IpAddr, DefaultKeyedStateStore<IpAddr>, DefaultClock>;
 pub type FanRateLimiter = governor::RateLimiter<uuid::Uuid, DefaultKeyedStateStore<uuid::Uuid>, DefaultClock>;
 
+/// Cloned for every request (by each extractor and middleware that takes
+/// the state): one reference count, not a copy of every setting.
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Shared>);
+
+impl AppState {
+    pub fn new(shared: Shared) -> Self {
+        Self(Arc::new(shared))
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+pub struct Shared {
     pub engine: Engine,
     pub settings: Arc<ServeArgs>,
     /// `None` when FRONTROW_RATE_LIMITS=off.
