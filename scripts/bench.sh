@@ -23,6 +23,8 @@ addr1=127.0.0.1:$port addr2=127.0.0.1:$((port + 1)) proxy=127.0.0.1:$((port + 2)
 out=target/bench
 mkdir -p "$out"
 began=$(date +%s)
+# Each step says how far into the run it starts.
+step() { echo "== $* (at $(( $(date +%s) - began )) s)"; }
 
 # Sizes from the scale; rates are what two cores answer comfortably at 0.1.
 calc() { awk "BEGIN { v = $1; printf \"%d\", (v < ${2:-1}) ? ${2:-1} : v }"; }
@@ -31,7 +33,7 @@ fans=$(calc "100000 * $scale" 500)
 hold_rate=$(calc "2000 * $scale" 20)
 read_rate=$(calc "1000 * $scale" 10)
 restart_rate=$(calc "300 * $scale" 10)
-restart_seats=$(calc "$restart_rate * 30 * 3" 500)
+restart_seats=$(calc "$restart_rate * 20 * 3" 500)
 capacity_seats=$(calc "200000 * $scale" 2000)
 joins_fans=$(calc "50000 * $scale" 2000)
 total_fans=$(( fans > joins_fans ? fans : joins_fans ))
@@ -53,16 +55,24 @@ fi
 pg_bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n1)
 nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
 
+# The load generator reads pages and JSON and runs no browser code, so the
+# hydration bundle (a slow, size-optimised WebAssembly build) is not needed:
+# only the server and the generator are built, in one cargo run, optimised as
+# release (the `loadtest` profile, kept apart from target/release). Leptos'
+# erased component types (`--cfg erase_components`) cut that build by a
+# sixth; they touch only the page render (views boxed, not inlined), not the
+# holds, the seat list or the live frames.
 if [ "$profile" = release ]; then
-  scripts/build.sh --release
-  cargo build --release -p frontrow-loadgen
-  bin=target/release/frontrow loadgen=target/release/frontrow-loadgen
+  echo "bench: building the server and the load generator (optimised)"
+  RUSTFLAGS="--cfg erase_components" cargo build --profile loadtest -p frontrow-server -p frontrow-loadgen
+  bin=target/loadtest/frontrow loadgen=target/loadtest/frontrow-loadgen
   report=bench/REPORT.md
 else
-  cargo build -p frontrow-loadgen
+  cargo build -p frontrow-server -p frontrow-loadgen
   bin=target/debug/frontrow loadgen=target/debug/frontrow-loadgen
   report=$out/REPORT-debug.md
 fi
+built=$(( $(date +%s) - began ))
 fr() { "$bin" --data-dir "$data" --pg-port "$pg_port" "$@"; }
 # The private cluster belongs to the postgres user when we are root; it
 # answers its own user only.
@@ -106,7 +116,7 @@ bench_url=${url/\/frontrow\?/\/bench?}
 lg() { "$loadgen" --url "http://$addr1" --fans-file "$out/fans.tsv" --server-pid "$pid1" "$@"; }
 json() { sed -n "s/^ *\"$2\": *\"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}$/\1/p" "$1" | head -n1; }
 
-echo "== baselines: the machine's own limits (same cluster, same server)"
+step "baselines: the machine's own limits (same cluster, same server)"
 as_pg psql -q "$url" -c "DROP DATABASE IF EXISTS bench" -c "CREATE DATABASE bench" >/dev/null
 as_pg psql -q "$bench_url" >/dev/null <<'SQL'
 CREATE TABLE seats (seat_id int PRIMARY KEY, state text NOT NULL, version bigint NOT NULL);
@@ -126,14 +136,14 @@ cat >"$sql_dir/insert.sql" <<'SQL'
 INSERT INTO joins (event_id, user_id) VALUES ('00000000-0000-0000-0000-000000000001', gen_random_uuid());
 SQL
 chmod 644 "$sql_dir"/*.sql
-pgb() { as_pg "$pg_bin/pgbench" -n -c 32 -j 2 -T 8 -f "$1" "$bench_url" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p'; }
+pgb() { as_pg "$pg_bin/pgbench" -n -c 32 -j 2 -T 6 -f "$1" "$bench_url" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p'; }
 update_tps=$(pgb "$sql_dir/update.sql" | xargs printf '%.0f')
 insert_tps=$(pgb "$sql_dir/insert.sql" | xargs printf '%.0f')
 rm -rf "$sql_dir"
 as_pg psql -q "$url" -c "DROP DATABASE bench" >/dev/null
 echo "pgbench: conditional UPDATE $update_tps/s, INSERT $insert_tps/s"
 for what in healthz seats holds joins; do
-  lg --json-out "$out/capacity-$what.json" capacity --what "$what" --concurrency 32 --secs 8 \
+  lg --json-out "$out/capacity-$what.json" capacity --what "$what" --concurrency 32 --secs 6 \
      --seats "$([ $what = holds ] && echo "$capacity_seats" || echo "$seats")" | grep capacity
 done
 rate_of() { json "$out/capacity-$1.json" ok_per_second | xargs printf '%.0f'; }
@@ -143,7 +153,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else
 status=0
 scenario() { # name, then loadgen arguments
   local name=$1; shift
-  echo "== $name"
+  step "$name"
   lg --json-out "$out/$name.json" --md-out "$out/$name.md" "$@" >/dev/null || { echo "bench: $name: a check failed"; status=1; }
   local ev; ev=$(json "$out/$name.json" event_id)
   { cat "$out/$name.md"; echo; echo "Audit (\`frontrow audit --event $ev\`):"; echo; echo '```'
@@ -152,12 +162,12 @@ scenario() { # name, then loadgen arguments
 }
 
 scenario onsale onsale --seats "$seats" --fans "$fans" --arrival-secs 10 --hold-ttl "$hold_ttl" --max-secs "$max_secs" --title "1. On-sale"
-scenario hot-seat hot-seat --seats "$seats" --rate "$hold_rate" --phase-secs 10
-scenario storm storm --seats "$seats" --read-rate "$read_rate" --hold-rate "$hold_rate" --phase-secs 10
-scenario restart restart --seats "$restart_seats" --rate "$restart_rate" --secs 30 --restart-at 10 \
+scenario hot-seat hot-seat --seats "$seats" --rate "$hold_rate" --phase-secs 8
+scenario storm storm --seats "$seats" --read-rate "$read_rate" --hold-rate "$hold_rate" --phase-secs 8
+scenario restart restart --seats "$restart_seats" --rate "$restart_rate" --secs 20 --restart-at 8 \
   --restart-cmd "$( [ "$(id -u)" -eq 0 ] && echo "runuser -u postgres -- ")$pg_bin/pg_ctl -D $pgdata restart -m fast -w >/dev/null"
 
-echo "== two instances behind nginx"
+step "two instances behind nginx"
 serve "$addr2"
 pid2=${pids[1]}
 ngx=$(mktemp -d)
@@ -204,7 +214,7 @@ ev=$(json "$out/$name.json" event_id)
 kill "$nginx_pid" 2>/dev/null || true; wait "$nginx_pid" 2>/dev/null || true; nginx_pid=""
 rm -rf "$ngx"
 
-echo "== the whole cluster"
+step "the whole cluster"
 fr audit >"$out/audit-all.json" 2>/dev/null || { echo "bench: the audit of every event failed"; status=1; }
 
 # ------------------------------------------------------------------ report
@@ -218,7 +228,7 @@ cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
   echo "- machine: $(nproc) cores, $cpu, $mem, $(uname -sr)"
   echo "- PostgreSQL: $("$pg_bin/postgres" --version | sed 's/^postgres //'), nginx $("$nginx_bin" -v 2>&1 | sed 's/.*nginx\///')"
   echo "- profile: $profile; scale $scale of the issue's sizes ($seats seats, $fans fans); load generator on the same machine"
-  echo "- run took $(( $(date +%s) - began )) s (builds included)"
+  echo "- run took $(( $(date +%s) - began )) s: $built s of builds, then the cluster, the fans and the scenarios"
   echo
   echo "Latencies are from HDR histograms and count from each request's intended start (open-model arrivals), so a stall is not hidden by the generator waiting. CPU per request is the server processes' user+system time (from /proc) over the requests sent; 'machine' is every process, the load generator and PostgreSQL included."
   echo

@@ -4,7 +4,7 @@
 # frontrow-loadgen, sampled meanwhile by `perf record` (CPU clock, so it works
 # without hardware counters). Prints the server's hottest functions and the
 # database's statements by total time; bench/PROFILE.md is written from it.
-# Usage: scripts/profile_holds.sh [SECONDS]   (after `make bench` built release)
+# Usage: scripts/profile_holds.sh [SECONDS]   (after `make bench` built target/loadtest)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-10}
@@ -13,9 +13,9 @@ pg_port=54342
 addr=127.0.0.1:3210
 out=target/profile
 mkdir -p "$out"
-bin=target/release/frontrow
-loadgen=target/release/frontrow-loadgen
-[ -x "$bin" ] && [ -x "$loadgen" ] || { echo "build release first (make bench, or scripts/build.sh --release and cargo build --release -p frontrow-loadgen)" >&2; exit 1; }
+bin=target/loadtest/frontrow
+loadgen=target/loadtest/frontrow-loadgen
+[ -x "$bin" ] && [ -x "$loadgen" ] || { echo "run make bench first: it builds $bin and $loadgen" >&2; exit 1; }
 command -v perf >/dev/null || { apt-get install -y -qq linux-perf >/dev/null; }
 as_pg() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 pg_bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n1)

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, Semaphore};
 use uuid::Uuid;
 
 use crate::db::{retrying, LOCK_FAN_LIMIT};
@@ -21,6 +21,12 @@ use crate::error::{EngineError, Result};
 
 /// Most requests in one batch (all events together).
 const MAX_HOLD_BATCH: usize = 256;
+
+/// Batches in the database at once. With one, the database sits idle while
+/// a batch's commit is flushed and its answer travels back; with two, the
+/// next batch runs meanwhile. Two batches of one event are safe together:
+/// each takes its locks up front in the one global order (see the migration).
+const BATCHES_IN_FLIGHT: usize = 2;
 
 /// One fan's hold request, as the database function takes it.
 #[derive(Debug, Clone, Serialize)]
@@ -96,7 +102,12 @@ impl HoldBatcher {
 }
 
 async fn run(pool: sqlx::PgPool, mut incoming: mpsc::Receiver<Pending>, counts: Arc<BatchCounts>) {
-    while let Some(first) = incoming.recv().await {
+    let in_flight = Arc::new(Semaphore::new(BATCHES_IN_FLIGHT));
+    loop {
+        // While every slot is busy, arrivals wait in the channel and form
+        // the next batch.
+        let Ok(slot) = in_flight.clone().acquire_owned().await else { return };
+        let Some(first) = incoming.recv().await else { return };
         let mut batch = vec![first];
         while batch.len() < MAX_HOLD_BATCH {
             match incoming.try_recv() {
@@ -122,7 +133,10 @@ async fn run(pool: sqlx::PgPool, mut incoming: mpsc::Receiver<Pending>, counts: 
             let pool = pool.clone();
             running.spawn(async move { decide(&pool, event_id, group).await });
         }
-        while running.join_next().await.is_some() {}
+        tokio::spawn(async move {
+            while running.join_next().await.is_some() {}
+            drop(slot);
+        });
     }
 }
 

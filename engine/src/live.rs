@@ -307,20 +307,38 @@ impl LiveEvent {
         let now = Utc::now();
         let now_ms = now.timestamp_millis();
         let cells = self.cells.read().unwrap_or_else(|e| e.into_inner());
-        let lapsed = cells.seats.iter().filter(|c| c.state == SeatState::Held && c.hold_expires_ms.is_some_and(|t| t <= now_ms)).count();
         Some(BoardSnapshot {
             statuses: cells.seats.iter().map(|c| c.status(now_ms)).collect(),
             version: cells.version,
             epoch: self.epoch,
             seq: cells.seq,
-            // What fans see depends on the changes applied, the leases lapsed
-            // since (lazy expiry frees them without a change) and the facts
-            // (name, tiers, prices) in force; all read together here.
-            revision: format!("{:x}-{:x}-{:x}-{facts_generation:x}", self.epoch, cells.seq, lapsed),
+            revision: self.revision_of(&cells, now_ms, facts_generation),
             event,
             layout,
             taken_at: now,
         })
+    }
+
+    /// The revision a [`snapshot`](Self::snapshot) taken now would have,
+    /// without copying the map: enough to tell whether prepared bytes are
+    /// still current.
+    pub fn revision(&self) -> Option<String> {
+        self.layout.get()?;
+        let facts_generation = {
+            let facts = self.facts.read().unwrap_or_else(|e| e.into_inner());
+            facts.as_ref()?;
+            self.facts_generation.load(Ordering::Acquire)
+        };
+        let cells = self.cells.read().unwrap_or_else(|e| e.into_inner());
+        Some(self.revision_of(&cells, Utc::now().timestamp_millis(), facts_generation))
+    }
+
+    /// What fans see depends on the changes applied, the leases lapsed since
+    /// (lazy expiry frees them without a change) and the facts (name, tiers,
+    /// prices) in force; the caller reads all three together.
+    fn revision_of(&self, cells: &Cells, now_ms: i64, facts_generation: u64) -> String {
+        let lapsed = cells.seats.iter().filter(|c| c.state == SeatState::Held && c.hold_expires_ms.is_some_and(|t| t <= now_ms)).count();
+        format!("{:x}-{:x}-{:x}-{facts_generation:x}", self.epoch, cells.seq, lapsed)
     }
 
     /// The WebSocket snapshot frame. With `since` (an epoch and seq this

@@ -98,6 +98,22 @@ impl Api {
         self.call(Method::GET, path, session, &[], None).await
     }
 
+    /// A read as a browser makes it: compressed (brotli or gzip, as the
+    /// browser offers), and the body only counted, not decoded or parsed, so
+    /// the generator's own CPU goes to sending requests rather than to
+    /// unpacking answers the fan would only look at. (reqwest is built
+    /// without its decoders, so the bytes arrive as the server sent them.)
+    pub async fn read(&self, path: &str, session: Option<&str>) -> Result<Reply> {
+        let mut req = self.http.get(format!("{}{}", self.base, path)).header("accept-encoding", "br, gzip");
+        if let Some(s) = session {
+            req = req.header("cookie", format!("{SESSION_COOKIE}={s}"));
+        }
+        let r = req.send().await?;
+        let status = r.status().as_u16();
+        let bytes = r.bytes().await?;
+        Ok(Reply { status, body: Value::Null, bytes: bytes.len() })
+    }
+
     pub async fn post(&self, path: &str, session: Option<&str>, headers: &[(&str, &str)], body: &Value) -> Result<Reply> {
         self.call(Method::POST, path, session, headers, Some(body)).await
     }

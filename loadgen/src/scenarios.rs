@@ -284,7 +284,7 @@ impl Sale {
 
         // The seat map the admitted fan lands on.
         let t = Instant::now();
-        timed(rec, "seat-map page", t, api.get(&format!("/events/{ev}"), s)).await;
+        timed(rec, "seat-map page", t, api.read(&format!("/events/{ev}"), s)).await;
 
         let hold = match self.hold_with_retries(fan, &admission).await {
             Ok(h) => h,
@@ -786,9 +786,9 @@ pub async fn storm(ctx: &Ctx, args: StormArgs) -> Result<Report> {
                 let (api, ev, rec, fan, bar) = (api.clone(), ev.clone(), rec.clone(), fans[i as usize % fans.len()].clone(), bar.clone());
                 async move {
                     if i % 2 == 0 {
-                        timed(&rec, "read: seat-map page", intended, api.get(&format!("/events/{ev}"), Some(&fan.session))).await;
+                        timed(&rec, "read: seat-map page", intended, api.read(&format!("/events/{ev}"), Some(&fan.session))).await;
                     } else {
-                        timed(&rec, "read: seats JSON", intended, api.get(&format!("/api/v1/events/{ev}/seats"), Some(&fan.session))).await;
+                        timed(&rec, "read: seats JSON", intended, api.read(&format!("/api/v1/events/{ev}/seats"), Some(&fan.session))).await;
                     }
                     bar.inc(1);
                 }
@@ -1018,7 +1018,7 @@ pub async fn capacity(ctx: &Ctx, args: CapacityArgs) -> Result<Report> {
                 let t = Instant::now();
                 let ok = match what.as_str() {
                     "healthz" => timed(&rec, "GET /healthz", t, api.get("/healthz", None)).await.is_some_and(|r| r.status == 200),
-                    "seats" => timed(&rec, "GET seat map JSON", t, api.get(&format!("/api/v1/events/{ev}/seats"), None)).await.is_some_and(|r| r.status == 200),
+                    "seats" => timed(&rec, "GET seat map JSON", t, api.read(&format!("/api/v1/events/{ev}/seats"), None)).await.is_some_and(|r| r.status == 200),
                     "holds" => {
                         // Seats in order, so holds never conflict: the bare rate.
                         let n = next.fetch_add(1, Ordering::Relaxed);

@@ -67,20 +67,20 @@ pub async fn seats(
     if !live.facts().is_some_and(|e| e.published) {
         return Err(AppError::not_found());
     }
-    // The bytes are made from this very snapshot, so they are what its
-    // revision names.
-    let board = live.snapshot().ok_or_else(AppError::not_found)?;
-    let revision = board.revision.clone();
+    // Most reads find the bytes of the current revision ready: naming it is
+    // enough, the map is copied only to render.
+    let revision = live.revision().ok_or_else(AppError::not_found)?;
+    let layout = live.layout().ok_or_else(AppError::not_found)?;
     let section = q.section;
     // Only the whole map and the layout's own sections are kept.
-    let kept = section.as_deref().is_none_or(|name| board.layout.sections.iter().any(|s| s.name == name));
+    let kept = section.as_deref().is_none_or(|name| layout.sections.iter().any(|s| s.name == name));
     let resource = format!("seats/{event_id}/{}", section.as_deref().unwrap_or_default());
-    let render = {
-        let revision = revision.clone();
-        move || {
-            let body = serde_json::to_vec(&board.seat_map(section.as_deref(), false))?;
-            Prepared::new(revision, "application/json", body)
-        }
+    let render = move || {
+        // The bytes are labelled with the revision of the snapshot they are
+        // made from (it may be newer than the one asked for).
+        let board = live.snapshot().ok_or_else(|| std::io::Error::other("the board lost its map"))?;
+        let body = serde_json::to_vec(&board.seat_map(section.as_deref(), false))?;
+        Prepared::new(board.revision, "application/json", body)
     };
     let prepared = if kept { state.prepared.get(&resource, &revision, render).await } else { render().map(Arc::new) };
     let prepared = prepared.map_err(|e| {
