@@ -36,11 +36,17 @@ restart_rate=$(calc "300 * $scale" 10)
 restart_seats=$(calc "$restart_rate * 20 * 3" 500)
 capacity_seats=$(calc "200000 * $scale" 2000)
 joins_fans=$(calc "50000 * $scale" 2000)
+viewers=$(calc "50000 * $scale" 100)
+# The two-instance run checks the same invariants through a proxy: half the crowd.
+half_seats=$(calc "$seats / 2" 100) half_fans=$(calc "$fans / 2" 500)
 total_fans=$(( fans > joins_fans ? fans : joins_fans ))
 # Short holds so abandoned seats come back (and are sold) within the run;
 # the slower debug server needs longer ones to pay in time.
 hold_ttl=${FRONTROW_BENCH_HOLD_TTL:-$([ "$profile" = release ] && echo 6 || echo 15)}
 max_secs=${FRONTROW_BENCH_MAX_SECS:-150}
+
+# Every viewer and waiting fan keeps a socket open: as many as allowed.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 # pgbench and nginx come from Debian's packages.
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -167,6 +173,8 @@ scenario storm storm --seats "$seats" --read-rate "$read_rate" --hold-rate "$hol
 scenario restart restart --seats "$restart_seats" --rate "$restart_rate" --secs 20 --restart-at 8 \
   --restart-cmd "$( [ "$(id -u)" -eq 0 ] && echo "runuser -u postgres -- ")$pg_bin/pg_ctl -D $pgdata restart -m fast -w >/dev/null"
 
+scenario fanout fanout --seats "$seats" --viewers "$viewers" --hold-rate "$(calc "100 * $scale" 5)" --secs 8
+
 step "two instances behind nginx"
 serve "$addr2"
 pid2=${pids[1]}
@@ -204,7 +212,7 @@ nginx_pid=$!
 for _ in $(seq 1 50); do curl -fs "http://$proxy/healthz" >/dev/null && break; sleep 0.1; done
 name=two-instances
 "$loadgen" --url "http://$proxy" --fans-file "$out/fans.tsv" --server-pid "$pid1" --server-pid "$pid2" \
-  --json-out "$out/$name.json" --md-out "$out/$name.md" onsale --seats "$seats" --fans "$fans" --arrival-secs 10 \
+  --json-out "$out/$name.json" --md-out "$out/$name.md" onsale --seats "$half_seats" --fans "$half_fans" --arrival-secs 5 \
   --hold-ttl "$hold_ttl" --max-secs "$max_secs" --title "5. Two instances behind nginx (round robin)" \
   --watch-url "http://$addr1" --watch-url "http://$addr2" >/dev/null || { echo "bench: $name: a check failed"; status=1; }
 ev=$(json "$out/$name.json" event_id)
@@ -244,7 +252,7 @@ cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
     echo "- saturation, $what: $(rate_of "$what")/s, server CPU $(json "$out/capacity-$what.json" server_cpu_ms_per_request | xargs printf '%.3f') ms/request"
   done
   echo
-  for name in onsale hot-seat storm restart two-instances; do
+  for name in onsale hot-seat storm restart two-instances fanout; do
     [ -f "$out/$name.section.md" ] && cat "$out/$name.section.md"
   done
   echo "## Audit of every event"

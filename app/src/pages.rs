@@ -60,12 +60,14 @@ pub async fn load_event_page(event_id: String) -> Result<Option<EventPageData>, 
         },
         None => None,
     };
+    let max_age = use_context::<crate::server::MapRefresh>().unwrap_or_default().0;
+    let map = crate::seatmap::fans_map(&board, max_age);
     Ok(Some(EventPageData {
         summary: board.summary(),
         sections: layout.sections.iter().map(|s| s.name.clone()).collect(),
-        svg: crate::seatmap::fans_map(&board).to_string(),
-        epoch: board.epoch,
-        seq: board.seq,
+        svg: map.svg.to_string(),
+        epoch: map.epoch,
+        seq: map.seq,
         signed_in: user.is_some(),
         hold: hold.map(|h| HoldInfo {
             hold_id: h.hold_id,

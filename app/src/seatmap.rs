@@ -50,22 +50,33 @@ pub fn render(board: &BoardSnapshot) -> String {
     render_for(board, Audience::Fans)
 }
 
+/// A drawing of the fans' map and the point of the live feed it shows.
+#[derive(Debug, Clone)]
+pub struct DrawnMap {
+    pub svg: std::sync::Arc<str>,
+    pub epoch: u32,
+    pub seq: u64,
+}
+
 /// The fans' seat map of an event, drawn once per revision of its board
-/// (a page view between two changes costs no drawing). The drawing carries
-/// the epoch and seq it shows, which the picker resumes the feed from.
-pub fn fans_map(board: &BoardSnapshot) -> std::sync::Arc<str> {
+/// (a page view between two changes costs no drawing), or reused while at
+/// most `max_age` old when changes come faster than that: the page resumes
+/// the live feed from the drawing's own epoch and seq, so nothing after it
+/// is missed.
+pub fn fans_map(board: &BoardSnapshot, max_age: std::time::Duration) -> DrawnMap {
     use std::collections::HashMap;
-    use std::sync::{Arc, LazyLock, Mutex};
-    static DRAWN: LazyLock<Mutex<HashMap<uuid::Uuid, (String, Arc<str>)>>> = LazyLock::new(Mutex::default);
+    use std::sync::{LazyLock, Mutex};
+    use std::time::Instant;
+    static DRAWN: LazyLock<Mutex<HashMap<uuid::Uuid, (String, Instant, DrawnMap)>>> = LazyLock::new(Mutex::default);
     let event_id = board.event.event_id;
-    if let Some((drawn_at, svg)) = DRAWN.lock().unwrap_or_else(|e| e.into_inner()).get(&event_id) {
-        if *drawn_at == board.revision {
-            return svg.clone();
+    if let Some((revision, drawn_at, map)) = DRAWN.lock().unwrap_or_else(|e| e.into_inner()).get(&event_id) {
+        if *revision == board.revision || (map.epoch == board.epoch && drawn_at.elapsed() < max_age) {
+            return map.clone();
         }
     }
-    let svg: Arc<str> = render(board).into();
-    DRAWN.lock().unwrap_or_else(|e| e.into_inner()).insert(event_id, (board.revision.clone(), svg.clone()));
-    svg
+    let map = DrawnMap { svg: render(board).into(), epoch: board.epoch, seq: board.seq };
+    DRAWN.lock().unwrap_or_else(|e| e.into_inner()).insert(event_id, (board.revision.clone(), Instant::now(), map.clone()));
+    map
 }
 
 pub fn render_for(board: &BoardSnapshot, audience: Audience) -> String {

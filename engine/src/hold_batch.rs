@@ -8,7 +8,7 @@
 //! nothing, exactly as if they had run one by one (see the migration).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -69,6 +69,17 @@ struct Pending {
 pub(crate) struct HoldBatcher {
     requests: mpsc::Sender<Pending>,
     counts: Arc<BatchCounts>,
+    /// Holds sent and not yet answered.
+    waiting: Arc<AtomicUsize>,
+}
+
+/// Counts a hold as waiting until it is answered or abandoned.
+struct Waiting(Arc<AtomicUsize>);
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// Holds asked for and database calls made: their ratio is the batching.
@@ -76,6 +87,8 @@ pub(crate) struct HoldBatcher {
 pub struct BatchCounts {
     pub holds: AtomicU64,
     pub calls: AtomicU64,
+    /// Holds refused from the board while others waited, without a call.
+    pub refused_from_board: AtomicU64,
 }
 
 impl HoldBatcher {
@@ -83,15 +96,22 @@ impl HoldBatcher {
     pub fn start(pool: sqlx::PgPool, counts: Arc<BatchCounts>) -> Self {
         let (requests, incoming) = mpsc::channel(64 * 1024);
         tokio::spawn(run(pool, incoming, counts.clone()));
-        Self { requests, counts }
+        Self { requests, counts, waiting: Arc::default() }
     }
 
     pub fn is_running(&self) -> bool {
         !self.requests.is_closed()
     }
 
+    /// Whether holds are waiting for the database right now.
+    pub fn is_busy(&self) -> bool {
+        self.waiting.load(Ordering::Relaxed) > 0
+    }
+
     pub async fn hold(&self, event_id: Uuid, request: HoldRequest) -> Result<HoldOutcome> {
         self.counts.holds.fetch_add(1, Ordering::Relaxed);
+        self.waiting.fetch_add(1, Ordering::Relaxed);
+        let _waiting = Waiting(self.waiting.clone());
         let (reply, answer) = oneshot::channel();
         self.requests
             .send(Pending { event_id, request, reply })

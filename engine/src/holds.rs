@@ -94,7 +94,26 @@ impl Engine {
             admitted: admission.is_some_and(|a| a.admits(event_id, fan)),
         };
         let key = key.map(IdempotencyKey::as_str);
-        let refused = match self.hold_batcher().hold(event_id, request.clone()).await? {
+        // Under load, a seat this instance's board shows taken would be
+        // refused by the database too: say so now rather than queue behind
+        // the batch in flight (the hot seat's losers are most of an on-sale's
+        // refusals). The board trails the database by a notification's
+        // delay, so a seat freed within it reads as taken, as if the request
+        // had come that moment earlier; when nothing is waiting the database
+        // answers, exactly. No seat is ever given out on the board's word.
+        let batcher = self.hold_batcher();
+        let board_says_taken = match batcher.is_busy() {
+            true => self.board().event(event_id).await?.free_if_any_taken(&ids),
+            false => None,
+        };
+        let outcome = match board_says_taken {
+            Some(free) => {
+                self.inner.hold_batch_counts.refused_from_board.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                HoldOutcome::Conflict { free }
+            }
+            None => batcher.hold(event_id, request.clone()).await?,
+        };
+        let refused = match outcome {
             HoldOutcome::Held { expires_at, total_cents } => {
                 let hold = Hold { hold_id: request.hold, hold_token: request.token, event_id, seat_ids: ids, expires_at, total_cents };
                 return Ok(Held { hold, existing: false });
@@ -145,10 +164,12 @@ impl Engine {
         }
     }
 
-    /// Fans' holds asked for, and the database calls that decided them.
-    pub fn hold_batching(&self) -> (u64, u64) {
+    /// Fans' holds sent to the database, the calls that decided them, and
+    /// the holds refused from the board instead.
+    pub fn hold_batching(&self) -> (u64, u64, u64) {
+        use std::sync::atomic::Ordering::Relaxed;
         let counts = &self.inner.hold_batch_counts;
-        (counts.holds.load(std::sync::atomic::Ordering::Relaxed), counts.calls.load(std::sync::atomic::Ordering::Relaxed))
+        (counts.holds.load(Relaxed), counts.calls.load(Relaxed), counts.refused_from_board.load(Relaxed))
     }
 
     /// The live hold an earlier, identical request made: by its key, or

@@ -319,6 +319,25 @@ impl LiveEvent {
         })
     }
 
+    /// Of `seat_ids`, those this board shows free, if it shows at least one
+    /// of them taken (held, paying, sold or blocked): a hold of them all
+    /// would be refused. `None` when all look free, when an id is not in the
+    /// layout, or before the map is loaded.
+    pub fn free_if_any_taken(&self, seat_ids: &[String]) -> Option<Vec<String>> {
+        let layout = self.layout.get()?;
+        let now_ms = Utc::now().timestamp_millis();
+        let cells = self.cells.read().unwrap_or_else(|e| e.into_inner());
+        let mut free = Vec::new();
+        let mut taken = false;
+        for id in seat_ids {
+            match cells.seats.get(layout.seat_index(id)?)?.status(now_ms) {
+                SeatStatus::Available => free.push(id.clone()),
+                _ => taken = true,
+            }
+        }
+        taken.then_some(free)
+    }
+
     /// The revision a [`snapshot`](Self::snapshot) taken now would have,
     /// without copying the map: enough to tell whether prepared bytes are
     /// still current.

@@ -6,6 +6,7 @@
 
 mod api;
 mod board;
+mod fanout;
 mod scenarios;
 mod stats;
 
@@ -54,6 +55,8 @@ enum Scenario {
     Restart(scenarios::RestartArgs),
     /// Closed-loop saturation of one call, for the ratios against the machine's limits.
     Capacity(scenarios::CapacityArgs),
+    /// Many viewers on one event's live socket while seats are held.
+    Fanout(fanout::FanoutArgs),
 }
 
 /// What every scenario gets: the server, a staff session, the fans.
@@ -80,6 +83,7 @@ async fn main() -> Result<()> {
         Scenario::Storm(a) => scenarios::storm(&ctx, a).await?,
         Scenario::Restart(a) => scenarios::restart(&ctx, a).await?,
         Scenario::Capacity(a) => scenarios::capacity(&ctx, a).await?,
+        Scenario::Fanout(a) => fanout::fanout(&ctx, a).await?,
     };
     println!("{}", report.markdown);
     if let Some(path) = &cli.json_out {

@@ -30,7 +30,7 @@ pub struct Report {
 /// second, exponential gaps, each started in its own task at its intended
 /// time whatever the earlier ones are doing. Stops at `until`. Waits for all
 /// jobs. Returns how many were started.
-async fn open_arrivals<F, Fut>(rate: f64, count: Option<u64>, until: Option<Instant>, job: F) -> u64
+pub(crate) async fn open_arrivals<F, Fut>(rate: f64, count: Option<u64>, until: Option<Instant>, job: F) -> u64
 where
     F: Fn(u64, Instant) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
@@ -56,7 +56,7 @@ where
     i
 }
 
-fn progress(len: u64, what: &str) -> ProgressBar {
+pub(crate) fn progress(len: u64, what: &str) -> ProgressBar {
     let bar = ProgressBar::with_draw_target(Some(len), indicatif::ProgressDrawTarget::stderr());
     bar.set_style(ProgressStyle::with_template("{prefix} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()));
     bar.set_prefix(what.to_owned());
@@ -65,7 +65,7 @@ fn progress(len: u64, what: &str) -> ProgressBar {
 
 /// Counts the request, records its latency from `intended` under `op`, and
 /// counts its status under `status.<op>.<code>`.
-async fn timed(rec: &Recorder, op: &str, intended: Instant, call: impl Future<Output = Result<Reply>>) -> Option<Reply> {
+pub(crate) async fn timed(rec: &Recorder, op: &str, intended: Instant, call: impl Future<Output = Result<Reply>>) -> Option<Reply> {
     rec.count("requests");
     let r = call.await;
     rec.latency(op, intended);
@@ -99,7 +99,7 @@ async fn wait_loaded(board: &SharedBoard) -> Result<()> {
     bail!("the live seat map did not load within 10 s")
 }
 
-async fn audit(ctx: &Ctx, event_id: &str) -> Value {
+pub(crate) async fn audit(ctx: &Ctx, event_id: &str) -> Value {
     match ctx.api.get(&format!("/api/v1/admin/events/{event_id}/audit"), Some(&ctx.staff)).await {
         Ok(r) if r.status == 200 => r.body,
         Ok(r) => json!({ "error": format!("audit answered {}", r.status) }),
@@ -107,11 +107,11 @@ async fn audit(ctx: &Ctx, event_id: &str) -> Value {
     }
 }
 
-fn audit_ok(a: &Value) -> bool {
+pub(crate) fn audit_ok(a: &Value) -> bool {
     a["oversold_seats"].as_i64() == Some(0) && a["sold_mismatched"].as_i64().unwrap_or(0) == 0 && a["held_without_live_hold"].as_i64().unwrap_or(0) == 0
 }
 
-fn audit_md(a: &Value) -> String {
+pub(crate) fn audit_md(a: &Value) -> String {
     format!("Audit (API): `{}` — {}\n", a, if audit_ok(a) { "no violation" } else { "VIOLATION" })
 }
 
@@ -150,9 +150,9 @@ fn random_block(rows: usize, per_row: usize, n: usize) -> Vec<String> {
     (start..start + n).map(|k| seat_id(row, k)).collect()
 }
 
-const PER_ROW: usize = 50;
+pub(crate) const PER_ROW: usize = 50;
 
-fn need_fans(ctx: &Ctx, n: usize) -> Result<()> {
+pub(crate) fn need_fans(ctx: &Ctx, n: usize) -> Result<()> {
     if ctx.fans.len() < n {
         bail!("this scenario needs {n} fans; --fans-file has {}", ctx.fans.len());
     }

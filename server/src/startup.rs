@@ -249,9 +249,11 @@ fn router(state: AppState) -> Router {
     let routes = generate_route_list(frontrow_app::App);
     let engine = state.engine.clone();
     let site = frontrow_app::server::SiteUrl(state.settings.site_url());
+    let map_refresh = frontrow_app::server::MapRefresh(Duration::from_millis(state.settings.map_refresh_ms));
     let app_context = move || {
         leptos::prelude::provide_context(engine.clone());
         leptos::prelude::provide_context(site.clone());
+        leptos::prelude::provide_context(map_refresh);
         crate::security::record_page_nonce();
     };
 

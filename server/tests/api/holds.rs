@@ -284,8 +284,9 @@ async fn holds_arriving_together_share_database_calls_and_each_gets_its_own_answ
     let contested: Vec<u16> = replies.iter().filter_map(|(_, _, c)| c.as_ref().map(|r| r.status)).collect();
     assert_eq!(contested.iter().filter(|s| **s == 201).count(), 1, "one winner of A-1-1: {contested:?}");
     assert!(contested.iter().all(|s| *s == 201 || *s == 409), "{contested:?}");
-    let (holds, calls) = app.engine.hold_batching();
-    assert_eq!(holds, 132);
+    let (holds, calls, refused_from_board) = app.engine.hold_batching();
+    assert_eq!(holds + refused_from_board, 132);
+    assert!(holds >= 121, "every granted hold went to the database: {holds}");
     assert!(calls < holds, "{holds} holds in {calls} calls: none shared a commit");
     let report = app.assert_invariants().await;
     assert_eq!(report.seats_held, 121);
@@ -335,4 +336,50 @@ async fn one_batch_decides_its_requests_as_if_one_by_one() {
         assert_eq!(seat_state(&app.pool, event, seat).await, want, "{seat}");
     }
     app.assert_invariants().await;
+}
+
+/// While holds wait for the database, a seat the board already shows taken
+/// is refused from memory; the database still decides every grant, and a
+/// refused fan's other seats are untouched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_seat_the_board_shows_taken_is_refused_without_waiting_for_the_database() {
+    let app = spawn_app().await;
+    let event = app.event(5, 30, 300, 8).await;
+    let fans = app.fans(101).await;
+    let first = fans[0].hold(event, &["A-1-1"]).await;
+    assert_eq!(first.status, 201, "{}", first.body);
+    let viewer = app.client();
+    eventually(10, "the board hears of the hold", || {
+        let viewer = &viewer;
+        async move {
+            let map = viewer.get(&format!("/api/v1/events/{event}/seats")).await;
+            let held = map.body["seats"].as_array().into_iter().flatten().any(|s| s["seat_id"] == "A-1-1" && s["status"] == "held");
+            held.then_some(())
+        }
+    })
+    .await;
+
+    // A hundred fans each hold a free seat of their own; every fifth also
+    // asks for the taken seat together with a free one.
+    let attempts = fans[1..].iter().enumerate().map(|(i, fan)| {
+        let own = format!("A-{}-{}", 2 + i / 30, 1 + i % 30);
+        async move {
+            let mine = fan.hold(event, &[own.as_str()]).await;
+            let spare = format!("A-1-{}", 2 + i % 28);
+            let contested = if i % 5 == 0 { Some(fan.hold(event, &["A-1-1", spare.as_str()]).await) } else { None };
+            (mine, contested)
+        }
+    });
+    let replies = join_all(attempts).await;
+    for (mine, contested) in &replies {
+        assert_eq!(mine.status, 201, "{}", mine.body);
+        if let Some(r) = contested {
+            assert_eq!(r.status, 409, "{}", r.body);
+            assert_eq!(r.body["conflict_seats"], serde_json::json!(["A-1-1"]));
+        }
+    }
+    let (_, _, refused_from_board) = app.engine.hold_batching();
+    assert!(refused_from_board >= 1, "no refusal came from the board");
+    let report = app.assert_invariants().await;
+    assert_eq!(report.seats_held, 101, "the first hold and one seat per fan; nothing for the refused pairs");
 }

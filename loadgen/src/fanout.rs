@@ -1,0 +1,237 @@
+//! Live fan-out: many viewers on one event's live socket while fans hold
+//! seats, measuring how long each change takes to reach every viewer and
+//! what each viewer costs the server in memory.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use futures::StreamExt;
+use hdrhistogram::Histogram;
+use serde::Deserialize;
+use serde_json::json;
+use tokio::sync::Semaphore;
+use tokio_tungstenite::tungstenite::Message;
+
+use crate::api::{create_event, event_body, seat_id};
+use crate::board::Stop;
+use crate::scenarios::{audit, audit_md, audit_ok, need_fans, open_arrivals, progress, timed, Report, PER_ROW};
+use crate::stats::{cpu_now, ops_table, Phase, Recorder};
+use crate::Ctx;
+
+#[derive(clap::Args)]
+pub struct FanoutArgs {
+    #[arg(long, default_value_t = 1000)]
+    seats: usize,
+    /// Viewers on the event's live socket.
+    #[arg(long, default_value_t = 1000)]
+    viewers: usize,
+    /// One-seat holds per second while they watch (open model).
+    #[arg(long, default_value_t = 10.0)]
+    hold_rate: f64,
+    #[arg(long, default_value_t = 10.0)]
+    secs: f64,
+}
+
+/// The part of a diff frame a viewer needs.
+#[derive(Deserialize)]
+struct Diff {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    changes: Vec<Change>,
+}
+
+#[derive(Deserialize)]
+struct Change {
+    seat_id: String,
+    status: String,
+}
+
+/// When each hold was sent, by seat: a viewer's delay counts from there.
+type Sent = Arc<Mutex<HashMap<String, Instant>>>;
+
+/// What one viewer saw.
+struct Seen {
+    delays: Histogram<u64>,
+    frames: u64,
+    /// Whole maps sent again after the first (a viewer too slow for the
+    /// diffs is resynchronised rather than fed every change).
+    resyncs: u64,
+    /// The socket closed before the end.
+    dropped: bool,
+}
+
+fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 600_000_000, 3).expect("valid histogram bounds")
+}
+
+/// Resident memory of the server processes, in KiB.
+fn rss_kib(pids: &[u32]) -> u64 {
+    pids.iter()
+        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/status")).ok())
+        .filter_map(|s| s.lines().find_map(|l| l.strip_prefix("VmRSS:").and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())))
+        .sum()
+}
+
+async fn view(url: String, sent: Sent, connected: Arc<AtomicU64>, connecting: Arc<Semaphore>, stop: Stop) -> Seen {
+    let mut seen = Seen { delays: histogram(), frames: 0, resyncs: 0, dropped: false };
+    let socket = {
+        let Ok(_turn) = connecting.acquire().await else { return seen };
+        tokio_tungstenite::connect_async(url.as_str()).await
+    };
+    let Ok((mut socket, _)) = socket else {
+        seen.dropped = true;
+        return seen;
+    };
+    let mut counted = false;
+    loop {
+        let next = tokio::select! {
+            next = socket.next() => next,
+            _ = stop.wait() => break,
+        };
+        let Some(Ok(message)) = next else {
+            seen.dropped = true;
+            break;
+        };
+        let Message::Text(text) = message else { continue };
+        let received = Instant::now();
+        seen.frames += 1;
+        if !counted {
+            // The first frame is the snapshot: this viewer is watching.
+            counted = true;
+            connected.fetch_add(1, Ordering::Relaxed);
+            continue;
+        }
+        let Ok(diff) = serde_json::from_str::<Diff>(text.as_str()) else { continue };
+        if diff.kind == "snapshot" {
+            seen.resyncs += 1;
+        }
+        if diff.kind != "diff" {
+            continue;
+        }
+        let sent = sent.lock().unwrap_or_else(|p| p.into_inner());
+        for change in diff.changes.iter().filter(|c| c.status == "held") {
+            if let Some(at) = sent.get(&change.seat_id) {
+                let micros = received.saturating_duration_since(*at).as_micros() as u64;
+                seen.delays.saturating_record(micros.max(1));
+            }
+        }
+    }
+    seen
+}
+
+pub async fn fanout(ctx: &Ctx, args: FanoutArgs) -> Result<Report> {
+    need_fans(ctx, 20)?;
+    let api = &ctx.api;
+    let seats = args.seats.max((args.hold_rate * args.secs * 2.0) as usize).max(PER_ROW * 2);
+    let event_id = create_event(api, &ctx.staff, &event_body(&format!("Fan-out {}", rand::random::<u32>()), seats, 600, 50, false)).await?;
+    let url = format!("{}/api/v1/events/{event_id}/live", api.ws_base());
+
+    // The viewers connect a few hundred at a time, as a page's crowd does.
+    let rss_before = rss_kib(&ctx.server_pids);
+    let sent: Sent = Arc::default();
+    let connected = Arc::new(AtomicU64::new(0));
+    let connecting = Arc::new(Semaphore::new(200));
+    let stop = Stop::new();
+    let connect_started = Instant::now();
+    let viewers: Vec<_> = (0..args.viewers)
+        .map(|_| tokio::spawn(view(url.clone(), sent.clone(), connected.clone(), connecting.clone(), stop.clone())))
+        .collect();
+    let bar = progress(args.viewers as u64, "viewers connecting");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while connected.load(Ordering::Relaxed) < args.viewers as u64 && Instant::now() < deadline {
+        bar.set_position(connected.load(Ordering::Relaxed));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    bar.finish_and_clear();
+    let connect_secs = connect_started.elapsed().as_secs_f64();
+    let watching = connected.load(Ordering::Relaxed);
+    // Let the connection work settle before reading memory.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let rss_watching = rss_kib(&ctx.server_pids);
+
+    // Holds of one seat each, distinct seats, not released: one change each.
+    let rec = Arc::new(Recorder::default());
+    let granted = Arc::new(AtomicU64::new(0));
+    let cpu_before = cpu_now(&ctx.server_pids);
+    let started = Instant::now();
+    let bar = progress((args.hold_rate * args.secs) as u64, "holds while watched");
+    let fans = ctx.fans.clone();
+    let (api2, ev, sent2, granted2, bar2, rec2) = (api.clone(), event_id.clone(), sent.clone(), granted.clone(), bar.clone(), rec.clone());
+    let rows = seats / PER_ROW;
+    open_arrivals(args.hold_rate, Some((seats - PER_ROW) as u64), Some(started + Duration::from_secs_f64(args.secs)), move |i, intended| {
+        let (api, ev, sent, granted, bar, rec) = (api2.clone(), ev.clone(), sent2.clone(), granted2.clone(), bar2.clone(), rec2.clone());
+        let fan = fans[i as usize % fans.len()].clone();
+        // Seats from the second row on, in order: never the same one twice.
+        let seat = seat_id(2 + (i as usize / PER_ROW) % (rows - 1), 1 + i as usize % PER_ROW);
+        async move {
+            sent.lock().unwrap_or_else(|p| p.into_inner()).insert(seat.clone(), Instant::now());
+            let body = json!({ "seat_ids": [seat] });
+            if let Some(r) = timed(&rec, "hold", intended, api.post(&format!("/api/v1/events/{ev}/holds"), Some(&fan.session), &[], &body)).await {
+                if r.status == 201 {
+                    granted.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            bar.inc(1);
+        }
+    })
+    .await;
+    bar.finish_and_clear();
+    // The last changes reach the last viewers.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let phase = Phase::new("holds while watched", &rec, started.elapsed(), cpu_now(&ctx.server_pids).since(cpu_before));
+    stop.fire();
+
+    let mut delays = histogram();
+    let (mut frames, mut resyncs, mut dropped) = (0u64, 0u64, 0u64);
+    for viewer in viewers {
+        if let Ok(seen) = viewer.await {
+            let _ = delays.add(&seen.delays);
+            frames += seen.frames;
+            resyncs += seen.resyncs;
+            dropped += u64::from(seen.dropped);
+        }
+    }
+    let granted = granted.load(Ordering::Relaxed);
+    let expected = granted * watching;
+    let delivered = delays.len();
+    let ms = |q: f64| delays.value_at_quantile(q) as f64 / 1000.0;
+    let kib_per_viewer = rss_watching.saturating_sub(rss_before) as f64 / watching.max(1) as f64;
+    let a = audit(ctx, &event_id).await;
+    // Every change reaches every viewer, as a diff or inside a resent map.
+    let passed = watching == args.viewers as u64 && (delivered == expected || resyncs > 0) && dropped == 0 && audit_ok(&a);
+
+    let json = json!({
+        "scenario": "live fan-out", "event_id": event_id, "viewers": args.viewers, "watching": watching,
+        "connect_seconds": connect_secs, "server_rss_kib_before": rss_before, "server_rss_kib_watching": rss_watching,
+        "server_kib_per_viewer": kib_per_viewer, "holds_granted": granted, "changes_expected": expected,
+        "changes_delivered": delivered, "frames": frames, "resyncs": resyncs, "viewers_dropped": dropped,
+        "delay_p50_ms": ms(0.5), "delay_p99_ms": ms(0.99), "delay_p999_ms": ms(0.999), "delay_max_ms": delays.max() as f64 / 1000.0,
+        "phase": phase, "audit": a, "passed": passed,
+    });
+    let mut md = String::from("## 6. Live fan-out\n\n");
+    md += &format!(
+        "{} viewers on one event's live socket ({seats} seats); then one-seat holds at {:.0}/s for {:.0} s, each change pushed to every viewer. The delay counts from the moment the hold was sent to the moment a viewer had the frame (so it includes the hold itself).\n\n",
+        args.viewers, args.hold_rate, args.secs
+    );
+    md += &format!(
+        "- viewers watching: **{watching}** of {} (connected in {connect_secs:.1} s), dropped: {dropped}\n\
+         - server memory: {:.0} MiB before, {:.0} MiB with the viewers: **{kib_per_viewer:.0} KiB per viewer**\n\
+         - changes delivered as diffs: **{delivered}** of {expected} ({granted} holds × {watching} viewers); whole maps resent to slow viewers: {resyncs}\n\
+         - hold sent → change at a viewer: p50 **{:.1} ms**, p99 **{:.1} ms**, p99.9 {:.1} ms, max {:.1} ms (goal: p99 under 100 ms)\n\n",
+        args.viewers,
+        rss_before as f64 / 1024.0,
+        rss_watching as f64 / 1024.0,
+        ms(0.5),
+        ms(0.99),
+        ms(0.999),
+        delays.max() as f64 / 1000.0,
+    );
+    md += &ops_table(&phase);
+    md += "\n";
+    md += &audit_md(&a);
+    Ok(Report { json, markdown: md, passed })
+}
