@@ -39,6 +39,16 @@ DECLARE
     -- The requests granted (0-based) and their totals (1-based, as ordinality).
     v_granted integer[] := '{}';
     v_totals bigint[] := '{}';
+    -- One entry per granted seat, side by side (arrays, so the writes below
+    -- find each seat by key rather than joining on a guessed row count).
+    g_seats text[] := '{}';
+    g_holds uuid[] := '{}';
+    g_tokens text[] := '{}';
+    g_tags text[] := '{}';
+    g_fans uuid[] := '{}';
+    v_all_seats text[];
+    v_key_fans uuid[];
+    v_key_values text[];
     v_messages text[];
     message text;
 BEGIN
@@ -61,31 +71,39 @@ BEGIN
         PERFORM pg_advisory_xact_lock(p_lock, v_key);
     END LOOP;
     -- The seats, locked, and which are free (a lapsed lease is free).
+    v_all_seats := ARRAY(SELECT DISTINCT jsonb_array_elements_text(r->'seats') FROM jsonb_array_elements(p_requests) r);
     SELECT coalesce(jsonb_object_agg(l.seat_id, l.price_cents) FILTER (WHERE l.free), '{}')
       INTO v_available
       FROM (SELECT s.seat_id, s.price_cents,
                    s.state = 'available' OR (s.state = 'held' AND s.hold_expires_at <= now() AND s.blocked_reason IS NULL) AS free
               FROM seats s
-             WHERE s.event_id = p_event
-               AND s.seat_id = ANY (ARRAY(SELECT DISTINCT jsonb_array_elements_text(r->'seats') FROM jsonb_array_elements(p_requests) r))
+             WHERE s.event_id = p_event AND s.seat_id = ANY (v_all_seats)
              ORDER BY s.seat_id
                FOR UPDATE) l;
-    -- Each fan's seats so far (their advisory locks keep them still).
+    -- Each fan's seats so far (their advisory locks keep them still). The
+    -- seats are found by holder and only then filtered: with the state test
+    -- in WHERE the planner may walk every live hold of the event instead.
     SELECT coalesce(jsonb_object_agg(f.fan, f.seats), '{}')
       INTO v_counts
       FROM (SELECT fan,
-                   (SELECT count(*) FROM seats s
-                     WHERE s.event_id = p_event AND s.holder_id = fan
-                       AND (s.state = 'payment_pending' OR (s.state = 'held' AND s.hold_expires_at > now())))
+                   (SELECT count(*) FILTER (WHERE s.state = 'payment_pending' OR (s.state = 'held' AND s.hold_expires_at > now()))
+                      FROM seats s
+                     WHERE s.event_id = p_event AND s.holder_id = fan)
                  + (SELECT count(*) FROM tickets t JOIN bookings b USING (booking_id)
                      WHERE b.event_id = p_event AND b.user_id = fan AND t.voided_at IS NULL) AS seats
               FROM (SELECT DISTINCT (r->>'fan')::uuid AS fan FROM jsonb_array_elements(p_requests) r) fans) f;
-    -- The idempotency keys these fans have used already.
-    SELECT coalesce(jsonb_object_agg(h.user_id::text || ' ' || h.idempotency_key, true), '{}')
-      INTO v_keys
-      FROM holds h
-     WHERE (h.user_id, h.idempotency_key) IN
-           (SELECT (r->>'fan')::uuid, r->>'key' FROM jsonb_array_elements(p_requests) r WHERE r->>'key' IS NOT NULL);
+    -- The idempotency keys these fans have used already (found through the
+    -- fans' keys index; the exact pairs are matched below).
+    SELECT array_agg((r->>'fan')::uuid), array_agg(r->>'key')
+      INTO v_key_fans, v_key_values
+      FROM jsonb_array_elements(p_requests) r WHERE r->>'key' IS NOT NULL;
+    v_keys := '{}';
+    IF v_key_fans IS NOT NULL THEN
+        SELECT coalesce(jsonb_object_agg(h.user_id::text || ' ' || h.idempotency_key, true), '{}')
+          INTO v_keys
+          FROM holds h
+         WHERE h.user_id = ANY (v_key_fans) AND h.idempotency_key = ANY (v_key_values);
+    END IF;
 
     -- Each request in turn, as if alone, seeing what the earlier ones took.
     n := 0;
@@ -118,6 +136,11 @@ BEGIN
                 END IF;
                 v_granted := v_granted || request_index;
                 v_totals[n] := v_total;
+                g_seats := g_seats || v_seats;
+                g_holds := g_holds || array_fill((req->>'hold')::uuid, ARRAY[cardinality(v_seats)]);
+                g_tokens := g_tokens || array_fill(req->>'token', ARRAY[cardinality(v_seats)]);
+                g_tags := g_tags || array_fill(req->>'tag', ARRAY[cardinality(v_seats)]);
+                g_fans := g_fans || array_fill(v_fan, ARRAY[cardinality(v_seats)]);
                 outcome := 'held';
                 free_seat_ids := v_seats;
                 lease_ends_at := v_expires;
@@ -142,18 +165,13 @@ BEGIN
     -- Their seats, with an audit row each; the live maps hear of them below,
     -- once, not from the seats trigger.
     PERFORM set_config('frontrow.seat_notify', 'batch', true);
-    WITH granted AS (
-        SELECT seat, (o.r->>'hold')::uuid AS hold_id, o.r->>'token' AS token, o.r->>'tag' AS tag, (o.r->>'fan')::uuid AS fan
-          FROM jsonb_array_elements(p_requests) WITH ORDINALITY AS o(r, i),
-               jsonb_array_elements_text(o.r->'seats') AS seat
-         WHERE (o.i - 1)::integer = ANY (v_granted)
-    ), claimed AS (
+    WITH claimed AS (
         UPDATE seats s
            SET state = 'held', hold_id = g.hold_id, hold_token = g.token, holder_id = g.fan,
                hold_expires_at = v_expires, booking_id = NULL, version = nextval('seat_version_seq')
-          FROM granted g, seats prior
-         WHERE s.event_id = p_event AND s.seat_id = g.seat
-           AND prior.event_id = s.event_id AND prior.seat_id = s.seat_id
+          FROM unnest(g_seats, g_holds, g_tokens, g_tags, g_fans) AS g(seat, hold_id, token, tag, fan), seats prior
+         WHERE s.event_id = p_event AND s.seat_id = g.seat AND s.seat_id = ANY (g_seats)
+           AND prior.event_id = p_event AND prior.seat_id = g.seat AND prior.seat_id = ANY (g_seats)
         RETURNING s.seat_id, s.version, prior.state AS prior_state, s.hold_expires_at, s.blocked_reason, g.hold_id, g.tag, g.fan
     ), logged AS (
         INSERT INTO seat_events (event_id, seat_id, version, from_state, to_state, hold_id, token_tag, actor_id, reason)

@@ -34,7 +34,7 @@ hold_rate=$(calc "2000 * $scale" 20)
 read_rate=$(calc "1000 * $scale" 10)
 restart_rate=$(calc "300 * $scale" 10)
 restart_seats=$(calc "$restart_rate * 20 * 3" 500)
-capacity_seats=$(calc "200000 * $scale" 2000)
+capacity_seats=$(calc "400000 * $scale" 2000)
 joins_fans=$(calc "50000 * $scale" 2000)
 viewers=$(calc "50000 * $scale" 100)
 # The two-instance run checks the same invariants through a proxy: half the crowd.

@@ -43,7 +43,7 @@ as_pg psql -q "$url" -c 'SELECT pg_stat_statements_reset()' >/dev/null
 perf record -F 499 -e cpu-clock -g -p "$server" -o "$out/perf.data" -- sleep "$((secs + 2))" >/dev/null 2>&1 &
 perf_pid=$!
 "$loadgen" --url "http://$addr" --fans-file "$out/fans.tsv" --server-pid "$server" \
-  capacity --what holds --concurrency 32 --secs "$secs" --seats 20000 | grep capacity
+  capacity --what holds --concurrency 32 --secs "$secs" --seats 40000 | grep capacity
 wait "$perf_pid" || true
 
 echo "== server: hottest functions (self time, share of samples)"

@@ -53,6 +53,14 @@ struct Change {
 /// When each hold was sent, by seat: a viewer's delay counts from there.
 type Sent = Arc<Mutex<HashMap<String, Instant>>>;
 
+/// By seat: when its hold was answered, and when the first and the last
+/// viewer had the change.
+#[derive(Default)]
+struct Reach {
+    answered: HashMap<String, Instant>,
+    seen: HashMap<String, (Instant, Instant)>,
+}
+
 /// What one viewer saw.
 struct Seen {
     delays: Histogram<u64>,
@@ -76,7 +84,7 @@ fn rss_kib(pids: &[u32]) -> u64 {
         .sum()
 }
 
-async fn view(url: String, sent: Sent, connected: Arc<AtomicU64>, connecting: Arc<Semaphore>, stop: Stop) -> Seen {
+async fn view(url: String, sent: Sent, reach: Arc<Mutex<Reach>>, connected: Arc<AtomicU64>, connecting: Arc<Semaphore>, stop: Stop) -> Seen {
     let mut seen = Seen { delays: histogram(), frames: 0, resyncs: 0, dropped: false };
     let socket = {
         let Ok(_turn) = connecting.acquire().await else { return seen };
@@ -113,10 +121,14 @@ async fn view(url: String, sent: Sent, connected: Arc<AtomicU64>, connecting: Ar
             continue;
         }
         let sent = sent.lock().unwrap_or_else(|p| p.into_inner());
+        let mut reach = reach.lock().unwrap_or_else(|p| p.into_inner());
         for change in diff.changes.iter().filter(|c| c.status == "held") {
             if let Some(at) = sent.get(&change.seat_id) {
                 let micros = received.saturating_duration_since(*at).as_micros() as u64;
                 seen.delays.saturating_record(micros.max(1));
+                let span = reach.seen.entry(change.seat_id.clone()).or_insert((received, received));
+                span.0 = span.0.min(received);
+                span.1 = span.1.max(received);
             }
         }
     }
@@ -133,12 +145,13 @@ pub async fn fanout(ctx: &Ctx, args: FanoutArgs) -> Result<Report> {
     // The viewers connect a few hundred at a time, as a page's crowd does.
     let rss_before = rss_kib(&ctx.server_pids);
     let sent: Sent = Arc::default();
+    let reach: Arc<Mutex<Reach>> = Arc::default();
     let connected = Arc::new(AtomicU64::new(0));
     let connecting = Arc::new(Semaphore::new(200));
     let stop = Stop::new();
     let connect_started = Instant::now();
     let viewers: Vec<_> = (0..args.viewers)
-        .map(|_| tokio::spawn(view(url.clone(), sent.clone(), connected.clone(), connecting.clone(), stop.clone())))
+        .map(|_| tokio::spawn(view(url.clone(), sent.clone(), reach.clone(), connected.clone(), connecting.clone(), stop.clone())))
         .collect();
     let bar = progress(args.viewers as u64, "viewers connecting");
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -160,10 +173,10 @@ pub async fn fanout(ctx: &Ctx, args: FanoutArgs) -> Result<Report> {
     let started = Instant::now();
     let bar = progress((args.hold_rate * args.secs) as u64, "holds while watched");
     let fans = ctx.fans.clone();
-    let (api2, ev, sent2, granted2, bar2, rec2) = (api.clone(), event_id.clone(), sent.clone(), granted.clone(), bar.clone(), rec.clone());
+    let (api2, ev, sent2, reach2, granted2, bar2, rec2) = (api.clone(), event_id.clone(), sent.clone(), reach.clone(), granted.clone(), bar.clone(), rec.clone());
     let rows = seats / PER_ROW;
     open_arrivals(args.hold_rate, Some((seats - PER_ROW) as u64), Some(started + Duration::from_secs_f64(args.secs)), move |i, intended| {
-        let (api, ev, sent, granted, bar, rec) = (api2.clone(), ev.clone(), sent2.clone(), granted2.clone(), bar2.clone(), rec2.clone());
+        let (api, ev, sent, reach, granted, bar, rec) = (api2.clone(), ev.clone(), sent2.clone(), reach2.clone(), granted2.clone(), bar2.clone(), rec2.clone());
         let fan = fans[i as usize % fans.len()].clone();
         // Seats from the second row on, in order: never the same one twice.
         let seat = seat_id(2 + (i as usize / PER_ROW) % (rows - 1), 1 + i as usize % PER_ROW);
@@ -173,6 +186,7 @@ pub async fn fanout(ctx: &Ctx, args: FanoutArgs) -> Result<Report> {
             if let Some(r) = timed(&rec, "hold", intended, api.post(&format!("/api/v1/events/{ev}/holds"), Some(&fan.session), &[], &body)).await {
                 if r.status == 201 {
                     granted.fetch_add(1, Ordering::Relaxed);
+                    reach.lock().unwrap_or_else(|p| p.into_inner()).answered.insert(seat, Instant::now());
                 }
             }
             bar.inc(1);
@@ -195,6 +209,20 @@ pub async fn fanout(ctx: &Ctx, args: FanoutArgs) -> Result<Report> {
             dropped += u64::from(seen.dropped);
         }
     }
+    // How long after each hold's answer its change reached the last viewer
+    // (0 when every viewer had it before the fan had the answer), and how
+    // far apart the first and the last viewer got it.
+    let (mut to_last, mut spread) = (histogram(), histogram());
+    {
+        let reach = reach.lock().unwrap_or_else(|p| p.into_inner());
+        for (seat, (first, last)) in &reach.seen {
+            spread.saturating_record((last.saturating_duration_since(*first).as_micros() as u64).max(1));
+            if let Some(answered) = reach.answered.get(seat) {
+                to_last.saturating_record((last.saturating_duration_since(*answered).as_micros() as u64).max(1));
+            }
+        }
+    }
+    let q = |h: &Histogram<u64>, q: f64| h.value_at_quantile(q) as f64 / 1000.0;
     let granted = granted.load(Ordering::Relaxed);
     let expected = granted * watching;
     let delivered = delays.len();
@@ -210,6 +238,8 @@ pub async fn fanout(ctx: &Ctx, args: FanoutArgs) -> Result<Report> {
         "server_kib_per_viewer": kib_per_viewer, "holds_granted": granted, "changes_expected": expected,
         "changes_delivered": delivered, "frames": frames, "resyncs": resyncs, "viewers_dropped": dropped,
         "delay_p50_ms": ms(0.5), "delay_p99_ms": ms(0.99), "delay_p999_ms": ms(0.999), "delay_max_ms": delays.max() as f64 / 1000.0,
+        "answer_to_last_viewer_p50_ms": q(&to_last, 0.5), "answer_to_last_viewer_p99_ms": q(&to_last, 0.99),
+        "first_to_last_viewer_p50_ms": q(&spread, 0.5), "first_to_last_viewer_p99_ms": q(&spread, 0.99),
         "phase": phase, "audit": a, "passed": passed,
     });
     let mut md = String::from("## 6. Live fan-out\n\n");
@@ -221,7 +251,8 @@ pub async fn fanout(ctx: &Ctx, args: FanoutArgs) -> Result<Report> {
         "- viewers watching: **{watching}** of {} (connected in {connect_secs:.1} s), dropped: {dropped}\n\
          - server memory: {:.0} MiB before, {:.0} MiB with the viewers: **{kib_per_viewer:.0} KiB per viewer**\n\
          - changes delivered as diffs: **{delivered}** of {expected} ({granted} holds × {watching} viewers); whole maps resent to slow viewers: {resyncs}\n\
-         - hold sent → change at a viewer: p50 **{:.1} ms**, p99 **{:.1} ms**, p99.9 {:.1} ms, max {:.1} ms (goal: p99 under 100 ms)\n\n",
+         - hold sent → change at a viewer: p50 **{:.1} ms**, p99 **{:.1} ms**, p99.9 {:.1} ms, max {:.1} ms\n\
+         - hold answered → the last viewer has it: p50 **{:.1} ms**, p99 **{:.1} ms** (goal: p99 under 100 ms); first viewer → last viewer: p50 {:.1} ms, p99 {:.1} ms\n\n",
         args.viewers,
         rss_before as f64 / 1024.0,
         rss_watching as f64 / 1024.0,
@@ -229,6 +260,10 @@ pub async fn fanout(ctx: &Ctx, args: FanoutArgs) -> Result<Report> {
         ms(0.99),
         ms(0.999),
         delays.max() as f64 / 1000.0,
+        q(&to_last, 0.5),
+        q(&to_last, 0.99),
+        q(&spread, 0.5),
+        q(&spread, 0.99),
     );
     md += &ops_table(&phase);
     md += "\n";
