@@ -232,7 +232,7 @@ cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
   echo "# frontrow bench report"
   echo
   echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-  echo "- commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo ' (with uncommitted changes)')"
+  echo "- commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!bench/REPORT.md' 2>/dev/null || echo ' (with uncommitted changes)')"
   echo "- machine: $(nproc) cores, $cpu, $mem, $(uname -sr)"
   echo "- PostgreSQL: $("$pg_bin/postgres" --version | sed 's/^postgres //'), nginx $("$nginx_bin" -v 2>&1 | sed 's/.*nginx\///')"
   echo "- profile: $profile; scale $scale of the issue's sizes ($seats seats, $fans fans); load generator on the same machine"

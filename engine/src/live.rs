@@ -338,6 +338,15 @@ impl LiveEvent {
         taken.then_some(free)
     }
 
+    /// How many seats are free now (lapsed leases included), without
+    /// copying the map.
+    pub fn available_now(&self) -> Option<i64> {
+        self.layout.get()?;
+        let now_ms = Utc::now().timestamp_millis();
+        let cells = self.cells.read().unwrap_or_else(|e| e.into_inner());
+        Some(cells.seats.iter().filter(|c| c.status(now_ms) == SeatStatus::Available).count() as i64)
+    }
+
     /// The revision a [`snapshot`](Self::snapshot) taken now would have,
     /// without copying the map: enough to tell whether prepared bytes are
     /// still current.

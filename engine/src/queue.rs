@@ -259,7 +259,7 @@ impl Engine {
     pub async fn queue_status(&self, event_id: Uuid, queue_token: &str, binding: &str) -> Result<(Uuid, QueueView)> {
         well_formed(queue_token)?;
         let pool = self.pool();
-        let remaining = self.board().snapshot(event_id).await?.seats_available();
+        let remaining = self.board().event(event_id).await?.available_now().ok_or(EngineError::NotFound)?;
         let row = sqlx::query!(
             r#"SELECT e.user_id, e.ticket, e.admission_id, e.admission_expires_at > now() AS "live_admission?",
                       q.admitted_through, q.prequeue, q.admit_rate

@@ -140,16 +140,25 @@ impl Api {
     }
 }
 
-/// Sections of `rows` rows of `per_row` seats, the first row of each section
-/// in tier "Front" (the hot seats are there), the rest "Standard".
+/// Rows of 50 seats, the first row in tier "Front" (the hot seats are
+/// there), the rest "Standard"; every 400 rows a new section (A, B, ...),
+/// the rows numbered on across sections (see [`seat_id`]).
 pub fn event_body(name: &str, seats: usize, hold_ttl_seconds: u32, max_seats: u32, waiting_room: bool) -> Value {
     const PER_ROW: usize = 50;
     let rows_total = seats.div_ceil(PER_ROW).max(1);
-    let rows: Vec<Value> = (0..rows_total)
+    let rows: Vec<(usize, Value)> = (0..rows_total)
         .map(|r| {
             let n = PER_ROW.min(seats - r * PER_ROW);
             let tier = if r == 0 { "Front" } else { "Standard" };
-            serde_json::json!({ "row": (r + 1).to_string(), "seats": n, "tier": tier })
+            let (_, label) = section_and_row(r + 1);
+            (r, serde_json::json!({ "row": label.to_string(), "seats": n, "tier": tier }))
+        })
+        .collect();
+    let sections: Vec<Value> = rows
+        .chunk_by(|a, b| a.0 / ROWS_PER_SECTION == b.0 / ROWS_PER_SECTION)
+        .map(|chunk| {
+            let (section, _) = section_and_row(chunk[0].0 + 1);
+            serde_json::json!({ "section": section.to_string(), "rows": chunk.iter().map(|(_, row)| row.clone()).collect::<Vec<_>>() })
         })
         .collect();
     serde_json::json!({
@@ -158,7 +167,7 @@ pub fn event_body(name: &str, seats: usize, hold_ttl_seconds: u32, max_seats: u3
         "hold_ttl_seconds": hold_ttl_seconds, "max_seats_per_order": max_seats,
         "waiting_room_enabled": waiting_room,
         "tiers": [{ "tier": "Front", "price_cents": 12000 }, { "tier": "Standard", "price_cents": 6000 }],
-        "sections": [{ "section": "A", "rows": rows }]
+        "sections": sections
     })
 }
 
@@ -171,7 +180,17 @@ pub async fn create_event(api: &Api, staff: &str, body: &Value) -> Result<String
     Ok(r.str("event_id").context("event_id in the answer")?.to_owned())
 }
 
-/// Seat id of the event layout above.
+/// Rows per section (the server takes at most 500).
+const ROWS_PER_SECTION: usize = 400;
+
+/// The section letter and row label of the `row`th row (from 1).
+fn section_and_row(row: usize) -> (char, usize) {
+    let section = char::from(b'A' + ((row - 1) / ROWS_PER_SECTION).min(25) as u8);
+    (section, (row - 1) % ROWS_PER_SECTION + 1)
+}
+
+/// Seat id of the event layout above: rows count on across sections.
 pub fn seat_id(row: usize, number: usize) -> String {
-    format!("A-{row}-{number}")
+    let (section, label) = section_and_row(row);
+    format!("{section}-{label}-{number}")
 }
