@@ -36,7 +36,10 @@ impl Prepared {
         let gzip = gzip.finish()?;
         let mut brotli = Vec::with_capacity(body.len() / 10);
         {
-            let mut writer = brotli::CompressorWriter::new(&mut brotli, 64 * 1024, 5, 22);
+            // A window just big enough for the body: the encoder sets up
+            // (and zeroes) as much memory as the window it is given.
+            let window = body.len().max(1 << 16).next_power_of_two().trailing_zeros().min(22);
+            let mut writer = brotli::CompressorWriter::new(&mut brotli, 64 * 1024, 5, window);
             writer.write_all(&body)?;
         }
         let tag = |suffix: &str| HeaderValue::from_str(&format!("\"{revision}{suffix}\"")).map_err(std::io::Error::other);

@@ -279,8 +279,12 @@ fn router(state: AppState) -> Router {
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
         .layer(axum::middleware::from_fn(limit_body))
         // A 10,000-seat map is ~1.5 MB of repetitive SVG; compressed it is a
-        // fraction of that (the README quotes the measured weight).
-        .layer(CompressionLayer::new())
+        // fraction of that (the README quotes the measured weight). Answers
+        // made per request get gzip only: a brotli encoder sets up megabytes
+        // of window and tables for every response, which under an F5 storm
+        // cost more than the page itself. (The prepared seat list carries
+        // its own brotli, made once.)
+        .layer(CompressionLayer::new().br(false))
         .layer(PropagateRequestIdLayer::new(x_request_id.clone()))
         .layer(TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
             let request_id = request.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("-");
