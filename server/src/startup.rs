@@ -280,11 +280,11 @@ fn router(state: AppState) -> Router {
         .layer(axum::middleware::from_fn(limit_body))
         // A 10,000-seat map is ~1.5 MB of repetitive SVG; compressed it is a
         // fraction of that (the README quotes the measured weight). Answers
-        // made per request are compressed fast (gzip level 1, no brotli):
-        // at the default levels compressing a seat-map page cost more than
-        // rendering it, the F5 storm's biggest expense. (The prepared seat
-        // list carries its own gzip and brotli, made once per revision.)
-        .layer(CompressionLayer::new().br(false).quality(tower_http::CompressionLevel::Fastest))
+        // made per request get gzip level 4, no brotli: at the default levels
+        // compressing a seat-map page cost more than rendering it, the F5
+        // storm's biggest expense, for a few percent of size. (The prepared
+        // seat list carries its own gzip and brotli, made once per revision.)
+        .layer(CompressionLayer::new().br(false).quality(tower_http::CompressionLevel::Precise(4)))
         .layer(PropagateRequestIdLayer::new(x_request_id.clone()))
         .layer(TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
             let request_id = request.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("-");
