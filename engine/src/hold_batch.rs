@@ -13,6 +13,8 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
+use sqlx::pool::PoolConnection;
+use sqlx::Postgres;
 use tokio::sync::{mpsc, oneshot, Semaphore};
 use uuid::Uuid;
 
@@ -121,8 +123,50 @@ impl HoldBatcher {
     }
 }
 
+/// Connections kept from one batch to the next. The pool proves a
+/// connection alive with a round trip (a ping) each time it hands one out; a
+/// batch on a kept connection skips that, so a hold costs the database one
+/// round trip. A connection whose call failed goes back to the pool, whose
+/// ping then weeds it out if it is dead (after a database restart, say).
+#[derive(Default)]
+struct KeptConnections(std::sync::Mutex<Vec<PoolConnection<Postgres>>>);
+
+impl KeptConnections {
+    async fn take(&self, pool: &sqlx::PgPool) -> std::result::Result<PoolConnection<Postgres>, sqlx::Error> {
+        let kept = self.0.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        match kept {
+            Some(connection) => Ok(connection),
+            None => pool.acquire().await,
+        }
+    }
+
+    /// Gives every kept connection back (the pool is closing and waits for
+    /// them).
+    fn release_all(&self) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+
+    fn keep(&self, connection: PoolConnection<Postgres>) {
+        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        // As many as the batches that can run at once (events side by side
+        // included, within reason); the rest go back to the pool.
+        if kept.len() < BATCHES_IN_FLIGHT * 2 {
+            kept.push(connection);
+        }
+    }
+}
+
 async fn run(pool: sqlx::PgPool, mut incoming: mpsc::Receiver<Pending>, counts: Arc<BatchCounts>) {
     let in_flight = Arc::new(Semaphore::new(BATCHES_IN_FLIGHT));
+    let kept = Arc::new(KeptConnections::default());
+    // A closing pool waits for every connection out of it: hand ours back.
+    tokio::spawn({
+        let (closed, kept) = (pool.close_event(), kept.clone());
+        async move {
+            closed.await;
+            kept.release_all();
+        }
+    });
     loop {
         // While every slot is busy, arrivals wait in the channel and form
         // the next batch.
@@ -150,8 +194,8 @@ async fn run(pool: sqlx::PgPool, mut incoming: mpsc::Receiver<Pending>, counts: 
         let mut running = tokio::task::JoinSet::new();
         for (event_id, group) in by_event {
             counts.calls.fetch_add(1, Ordering::Relaxed);
-            let pool = pool.clone();
-            running.spawn(async move { decide(&pool, event_id, group).await });
+            let (pool, kept) = (pool.clone(), kept.clone());
+            running.spawn(async move { decide(&pool, &kept, event_id, group).await });
         }
         tokio::spawn(async move {
             while running.join_next().await.is_some() {}
@@ -161,9 +205,9 @@ async fn run(pool: sqlx::PgPool, mut incoming: mpsc::Receiver<Pending>, counts: 
 }
 
 /// Runs one event's share of a batch and answers each fan.
-async fn decide(pool: &sqlx::PgPool, event_id: Uuid, group: Vec<Pending>) {
+async fn decide(pool: &sqlx::PgPool, kept: &KeptConnections, event_id: Uuid, group: Vec<Pending>) {
     let requests: Vec<HoldRequest> = group.iter().map(|p| p.request.clone()).collect();
-    match retrying(|| call(pool, event_id, &requests)).await {
+    match retrying(|| call(pool, kept, event_id, &requests)).await {
         Ok(outcomes) => {
             for (pending, outcome) in group.into_iter().zip(outcomes) {
                 let _ = pending.reply.send(Ok(outcome));
@@ -184,7 +228,7 @@ async fn decide(pool: &sqlx::PgPool, event_id: Uuid, group: Vec<Pending>) {
         Err(e) => {
             tracing::warn!(%event_id, error = %e, size = group.len(), "a hold batch failed; deciding its requests one by one");
             for pending in group {
-                let alone = retrying(|| call(pool, event_id, std::slice::from_ref(&pending.request))).await;
+                let alone = retrying(|| call(pool, kept, event_id, std::slice::from_ref(&pending.request))).await;
                 let answer = alone.and_then(|mut o| o.pop().ok_or_else(|| EngineError::Internal("a hold went unanswered".into())));
                 let _ = pending.reply.send(answer);
             }
@@ -193,8 +237,9 @@ async fn decide(pool: &sqlx::PgPool, event_id: Uuid, group: Vec<Pending>) {
 }
 
 /// One call of `hold_batch`: one outcome per request, in order.
-async fn call(pool: &sqlx::PgPool, event_id: Uuid, requests: &[HoldRequest]) -> Result<Vec<HoldOutcome>> {
+async fn call(pool: &sqlx::PgPool, kept: &KeptConnections, event_id: Uuid, requests: &[HoldRequest]) -> Result<Vec<HoldOutcome>> {
     let body = serde_json::to_value(requests).map_err(|e| EngineError::Internal(e.to_string()))?;
+    let mut connection = kept.take(pool).await?;
     let rows = sqlx::query!(
         r#"SELECT request_index AS "request_index!", outcome AS "outcome!", free_seat_ids,
                   lease_ends_at AS "lease_ends_at: DateTime<Utc>", hold_total_cents
@@ -203,8 +248,13 @@ async fn call(pool: &sqlx::PgPool, event_id: Uuid, requests: &[HoldRequest]) -> 
         LOCK_FAN_LIMIT,
         body,
     )
-    .fetch_all(pool)
+    .fetch_all(&mut *connection)
     .await?;
+    kept.keep(connection);
+    // Closed meanwhile: the pool is waiting for it.
+    if pool.is_closed() {
+        kept.release_all();
+    }
     let mut outcomes = vec![None; requests.len()];
     for row in rows {
         let outcome = match (row.outcome.as_str(), row.lease_ends_at, row.hold_total_cents) {
