@@ -102,10 +102,7 @@ impl Engine {
         // had come that moment earlier; when nothing is waiting the database
         // answers, exactly. No seat is ever given out on the board's word.
         let batcher = self.hold_batcher();
-        let board_says_taken = match batcher.is_busy() {
-            true => self.board().event(event_id).await?.free_if_any_taken(&ids),
-            false => None,
-        };
+        let board_says_taken = if batcher.is_busy() { self.board().event(event_id).await?.free_if_any_taken(&ids) } else { None };
         let outcome = match board_says_taken {
             Some(free) => {
                 self.inner.hold_batch_counts.refused_from_board.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
