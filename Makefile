@@ -1,5 +1,5 @@
 # The two commands of the README. Both install what is missing and are safe to re-run.
-.PHONY: run test setup build check bench
+.PHONY: run test setup build check bench map-bench
 
 run: setup
 	scripts/run.sh
@@ -21,3 +21,8 @@ check:
 # (FRONTROW_BENCH_SCALE sizes them, default 0.1 of the issue's).
 bench: setup
 	scripts/bench.sh
+
+# Stadium-scale figures: Chromium time to a seat selected and bytes before
+# it, live fan-out to 5,000 and 50,000 viewers; writes bench/MAPS.md.
+map-bench: setup
+	scripts/map_bench.sh

@@ -16,19 +16,28 @@ if [ -n "$server_profile" ]; then
   cargo build -p frontrow-server --profile "$server_profile"
 fi
 
-echo "build: front end (wasm)"
-cargo build -p frontrow-frontend --lib --target wasm32-unknown-unknown --profile wasm-release "${WASM_BUILD_STD[@]}"
-
 site=target/site
 mkdir -p "$site/pkg"
-wasm-bindgen --target web --no-typescript --out-dir "$site/pkg" --out-name frontrow \
-  target/wasm32-unknown-unknown/wasm-release/frontrow_frontend.wasm
 wasm_opt=end2end/node_modules/.bin/wasm-opt
-if [ -x "$wasm_opt" ]; then
-  "$wasm_opt" -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-reference-types \
-    --enable-sign-ext --enable-mutable-globals "$site/pkg/frontrow_bg.wasm" -o "$site/pkg/frontrow_bg.opt.wasm"
-  mv "$site/pkg/frontrow_bg.opt.wasm" "$site/pkg/frontrow_bg.wasm"
-fi
+# Two bundles: the fans' (pages a fan sees: only their islands) and the
+# staff pages' (the box office's islands too). NAME, then cargo's flags.
+bundle() {
+  local name=$1
+  shift
+  echo "build: front end (wasm, $name)"
+  cargo build -p frontrow-frontend --lib --target wasm32-unknown-unknown --profile wasm-release "${WASM_BUILD_STD[@]}" "$@"
+  wasm-bindgen --target web --no-typescript --out-dir "$site/pkg" --out-name "$name" \
+    target/wasm32-unknown-unknown/wasm-release/frontrow_frontend.wasm
+  if [ -x "$wasm_opt" ]; then
+    "$wasm_opt" -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-reference-types \
+      --enable-sign-ext --enable-mutable-globals "$site/pkg/${name}_bg.wasm" -o "$site/pkg/${name}_bg.opt.wasm"
+    mv "$site/pkg/${name}_bg.opt.wasm" "$site/pkg/${name}_bg.wasm"
+  else
+    echo "build: wasm-opt is missing (scripts/setup.sh installs it): $name is not size-optimised" >&2
+  fi
+}
+bundle frontrow
+bundle frontrow_staff --features staff
 cp style/main.css "$site/pkg/frontrow.css"
 cp -r public/. "$site/"
-echo "build: site in $site ($(du -sh "$site/pkg/frontrow_bg.wasm" | cut -f1) wasm)"
+echo "build: site in $site (wasm: fans $(du -sh "$site/pkg/frontrow_bg.wasm" | cut -f1), staff $(du -sh "$site/pkg/frontrow_staff_bg.wasm" | cut -f1))"

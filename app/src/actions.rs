@@ -6,7 +6,7 @@
 //! Endpoints are fixed (`/_app/<name>`), so the server's gates and tests
 //! can name them.
 
-use frontrow_model::{AppError, CheckoutAnswer, CheckoutView, Hold, HoldToken, IdempotencyKey, PaymentToken, QueueView, SeatId};
+use frontrow_model::{AppError, CheckoutAnswer, CheckoutView, Hold, HoldToken, IdempotencyKey, PaymentToken, QueueView, SeatId, StandingPlaces};
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
 use uuid::Uuid;
@@ -38,6 +38,54 @@ pub async fn hold_best(event_id: Uuid, count: usize, tier: String, admission_tok
     let hold = engine.hold_best(user.user_id, event_id, count, &tier, admission.as_ref()).await?;
     set_status(201);
     Ok(hold)
+}
+
+/// Holds `count` places of a standing area (any free ones, all or none).
+/// The same `idempotency_key` again answers the hold the first request made.
+#[server(prefix = "/_app", endpoint = "hold_places", input = Json)]
+pub async fn hold_places(
+    event_id: Uuid,
+    places: StandingPlaces,
+    admission_token: Option<String>,
+    idempotency_key: Option<IdempotencyKey>,
+) -> Result<Hold, AppError> {
+    use crate::server::{fan, set_status};
+    let (engine, session, user) = fan().await?;
+    let admission = crate::session::admission(&session, &engine, event_id, user.user_id, admission_token.as_deref()).await?;
+    let held = engine.hold_places(user.user_id, event_id, &places, admission.as_ref(), idempotency_key.as_ref()).await?;
+    set_status(if held.existing { 200 } else { 201 });
+    Ok(held.hold)
+}
+
+/// Holds the seats ticked in the seat list (or `count` places of the
+/// standing area `section`): the accessible path, a plain HTML form that
+/// works without JavaScript. Its answer is then a redirect to the page
+/// where the hold is paid for (or back to the list, with the error).
+#[server(prefix = "/_app", endpoint = "hold_from_list")]
+pub async fn hold_from_list(event_id: Uuid, section: String, seat_ids: Option<Vec<SeatId>>, count: Option<i32>) -> Result<Hold, AppError> {
+    use crate::seatmap::MapSettings;
+    use crate::server::{back_to, fan};
+    let (engine, session, user) = fan().await?;
+    let stored = crate::session::stored_admission(&session, &engine, event_id, user.user_id).await?;
+    let admission = crate::session::admission(&session, &engine, event_id, user.user_id, stored.as_ref().map(|s| s.0.as_str())).await?;
+    let held = match (seat_ids.filter(|ids| !ids.is_empty()), count) {
+        (Some(ids), _) => engine.hold(user.user_id, event_id, &ids, admission.as_ref(), None).await?,
+        (None, Some(count)) => {
+            let places = StandingPlaces { section: section.clone(), count };
+            engine.hold_places(user.user_id, event_id, &places, admission.as_ref(), None).await?
+        }
+        (None, None) => return Err(AppError::invalid("choose at least one seat")),
+    };
+    // Paid for where the picker is: the section's page of a big venue, the
+    // event's page of a small one.
+    let layout = engine.board().event(event_id).await?.layout().cloned();
+    let settings = leptos::prelude::use_context::<MapSettings>().unwrap_or_default();
+    let picker = match layout {
+        Some(layout) if settings.overview(&layout) => crate::seatmap::section_href(event_id, &section),
+        _ => format!("/events/{event_id}"),
+    };
+    back_to(&format!("{picker}#picker"));
+    Ok(held.hold)
 }
 
 #[server(prefix = "/_app", endpoint = "release", input = Json)]
@@ -128,7 +176,17 @@ fn go_next(next: Option<String>) -> String {
 /// The server functions that cost the server real work per call; they are
 /// rate limited per client like their JSON API twins.
 #[cfg(feature = "ssr")]
-pub fn rate_limited_paths() -> [&'static str; 7] {
+pub fn rate_limited_paths() -> [&'static str; 9] {
     use leptos::server_fn::ServerFn;
-    [HoldSeats::PATH, HoldBest::PATH, Checkout::PATH, RenewAdmission::PATH, SignUp::PATH, SignIn::PATH, CheckoutStatus::PATH]
+    [
+        HoldSeats::PATH,
+        HoldBest::PATH,
+        HoldPlaces::PATH,
+        HoldFromList::PATH,
+        Checkout::PATH,
+        RenewAdmission::PATH,
+        SignUp::PATH,
+        SignIn::PATH,
+        CheckoutStatus::PATH,
+    ]
 }

@@ -13,6 +13,45 @@ pub fn money(cents: i64) -> String {
     format!("€{}", amount(cents))
 }
 
+/// 12345 → "12,345".
+pub fn grouped(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
+    if n < 0 {
+        out.push('-');
+    }
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// How a section of the venue overview reads out, on the server and as
+/// the live feed changes it: "Section 112, 340 of 2,000 available, from
+/// €45.00", or for a standing area "Standing area FLOOR, 8,532 of 10,000
+/// places left, €55.00".
+pub fn section_label(name: &str, standing: bool, available: i64, total: i64, price_min_cents: i64) -> String {
+    match (standing, available) {
+        (true, 0) => format!("Standing area {name}, sold out"),
+        (true, _) => format!("Standing area {name}, {} of {} places left, {}", grouped(available), grouped(total), money(price_min_cents)),
+        (false, 0) => format!("Section {name}, sold out"),
+        (false, _) => format!("Section {name}, {} of {} available, from {}", grouped(available), grouped(total), money(price_min_cents)),
+    }
+}
+
+/// How full a section looks on the overview: 0 (nothing left) to 4 (more
+/// than three quarters left), one shade each.
+pub fn shade(available: i64, total: i64) -> u8 {
+    if available <= 0 || total <= 0 {
+        0
+    } else {
+        (1 + (available * 4 - 1) / total).min(4) as u8
+    }
+}
+
 /// Milliseconds left → "7:59" (never negative).
 pub fn countdown(ms: i64) -> String {
     let secs = (ms.max(0) + 999) / 1000;
@@ -27,8 +66,8 @@ pub fn availability(status: &str, available: i64, total: i64) -> (String, &'stat
         "scheduled" => ("On sale soon".to_owned(), "upcoming"),
         "past" => ("Event over".to_owned(), "past"),
         "cancelled" => ("Cancelled".to_owned(), "cancelled"),
-        _ if available * 10 < total => (format!("Selling fast: {available} left"), "selling-fast"),
-        _ => (format!("{available} of {total} seats available"), "available"),
+        _ if available * 10 < total => (format!("Selling fast: {} left", grouped(available)), "selling-fast"),
+        _ => (format!("{} of {} seats available", grouped(available), grouped(total)), "available"),
     }
 }
 
@@ -44,5 +83,19 @@ mod tests {
         assert_eq!(countdown(479_001), "8:00");
         assert_eq!(countdown(61_000), "1:01");
         assert_eq!(countdown(-5), "0:00");
+        assert_eq!(grouped(1234567), "1,234,567");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(-1000), "-1,000");
+    }
+
+    #[test]
+    fn sections_read_out_what_is_left_and_shade_by_it() {
+        assert_eq!(section_label("112", false, 340, 2000, 4500), "Section 112, 340 of 2,000 available, from €45.00");
+        assert_eq!(section_label("FLOOR", true, 0, 10, 100), "Standing area FLOOR, sold out");
+        assert_eq!(shade(0, 100), 0);
+        assert_eq!(shade(1, 100), 1);
+        assert_eq!(shade(25, 100), 1);
+        assert_eq!(shade(26, 100), 2);
+        assert_eq!(shade(100, 100), 4);
     }
 }

@@ -26,10 +26,14 @@ use leptos_router::components::{Route, Router, Routes};
 use leptos_router::{path, SsrMode};
 
 pub use frontrow_model::AppError;
-use pages::{AccountPage, BookingPage, CheckoutPage, EventPage, EventsPage, SignInPage, SignUpPage};
+use pages::{
+    AccountPage, BookingPage, CheckoutPage, ChooseRowPage, ChooseSectionPage, ChooseSectionsPage, EventPage, EventsPage, SectionPage, SignInPage,
+    SignUpPage,
+};
 
 /// The HTML document around the app (server side only renders it).
 pub fn shell(options: LeptosOptions) -> impl IntoView {
+    let options = bundle_for_this_page(options);
     view! {
         <!DOCTYPE html>
         <html lang="en">
@@ -49,6 +53,17 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     }
 }
 
+/// Staff pages hydrate from the staff bundle (the box office's islands and
+/// the fans'); every other page from the fans' bundle, which leaves the box
+/// office's code out.
+fn bundle_for_this_page(#[allow(unused_mut)] mut options: LeptosOptions) -> LeptosOptions {
+    #[cfg(feature = "ssr")]
+    if use_context::<http::request::Parts>().is_some_and(|parts| parts.uri.path().starts_with("/admin")) {
+        options.output_name = format!("{}_staff", options.output_name).into();
+    }
+    options
+}
+
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
@@ -64,6 +79,10 @@ pub fn App() -> impl IntoView {
                 <Routes fallback=|| view! { <pages::NotFound/> }>
                     <Route path=path!("") view=EventsPage ssr=SsrMode::Async/>
                     <Route path=path!("/events/:id") view=EventPage ssr=SsrMode::Async/>
+                    <Route path=path!("/events/:id/sections") view=ChooseSectionsPage ssr=SsrMode::Async/>
+                    <Route path=path!("/events/:id/sections/:section") view=SectionPage ssr=SsrMode::Async/>
+                    <Route path=path!("/events/:id/sections/:section/rows") view=ChooseSectionPage ssr=SsrMode::Async/>
+                    <Route path=path!("/events/:id/sections/:section/rows/:row") view=ChooseRowPage ssr=SsrMode::Async/>
                     <Route path=path!("/checkouts/:id") view=CheckoutPage ssr=SsrMode::Async/>
                     <Route path=path!("/bookings/:id") view=BookingPage ssr=SsrMode::Async/>
                     <Route path=path!("/account") view=AccountPage ssr=SsrMode::Async/>

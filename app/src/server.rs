@@ -12,12 +12,6 @@ use crate::session;
 #[derive(Debug, Clone)]
 pub struct SiteUrl(pub String);
 
-/// How old a drawn seat map may be when the board has moved on: pages
-/// served meanwhile share one drawing, and the live feed brings each
-/// viewer the changes after it.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct MapRefresh(pub std::time::Duration);
-
 pub fn engine() -> Result<Engine, AppError> {
     use_context::<Engine>().ok_or_else(|| {
         tracing::error!("the engine is not in the server function's context");

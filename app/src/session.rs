@@ -123,3 +123,27 @@ pub async fn queue_view(
     remember_queue(session, event_id, queue_token, view.admission_token.as_deref()).await?;
     Ok(view)
 }
+
+/// Where a page of a waiting-room event sends a fan who may not see its
+/// seats yet (sign in, or the queue), and the admitted fan's stored
+/// `(admission token, queue token)`. Events without a waiting room let
+/// everyone look.
+pub async fn waiting_room_gate(
+    session: &Session,
+    engine: &Engine,
+    event: &frontrow_model::Event,
+    user: Option<&User>,
+) -> Result<(Option<String>, Option<(String, Option<String>)>), AppError> {
+    let id = event.event_id;
+    if !event.waiting_room_enabled {
+        return Ok((None, None));
+    }
+    match user {
+        None => Ok((Some(format!("/signin?next=/events/{id}/queue")), None)),
+        Some(u) => match stored_admission(session, engine, id, u.user_id).await? {
+            Some(found) => Ok((None, Some(found))),
+            None => Ok((Some(format!("/events/{id}/queue")), None)),
+        },
+    }
+}
+

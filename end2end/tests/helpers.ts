@@ -27,6 +27,7 @@ export const BASE_B = `http://127.0.0.1:${portB}`;
 
 export const STAFF = { email: 'staff@frontrow.test', password: 'frontrow-demo' };
 export const DEMO_EVENT_NAME = 'The Midnight Aurora: World Tour';
+export const STADIUM_EVENT_NAME = 'Summer Stadium Festival';
 export const PASSWORD = 'correct-horse-battery';
 
 // ------------------------------------------------------------ test hooks
@@ -178,15 +179,24 @@ export async function signUpByApi(context: BrowserContext, tag: string, baseURL 
   return { email, name };
 }
 
-/** The seeded demo event (10,000 seats). */
-export async function demoEventId(api: APIRequestContext): Promise<string> {
+async function seededEventId(api: APIRequestContext, name: string): Promise<string> {
   const res = await api.get(`${BASE_A}/api/v1/events`);
   expect(res.status()).toBe(200);
   const body = await res.json();
   const list: { event_id: string; name: string }[] = Array.isArray(body) ? body : body.events;
-  const demo = list.find((e) => e.name === DEMO_EVENT_NAME);
-  expect(demo, 'the seeded demo event is listed').toBeTruthy();
-  return demo!.event_id;
+  const found = list.find((e) => e.name === name);
+  expect(found, `the seeded event ${name} is listed`).toBeTruthy();
+  return found!.event_id;
+}
+
+/** The seeded demo event (10,000 seats). */
+export async function demoEventId(api: APIRequestContext): Promise<string> {
+  return seededEventId(api, DEMO_EVENT_NAME);
+}
+
+/** The seeded stadium (70,000 seats around a 10,000-place standing floor). */
+export async function stadiumEventId(api: APIRequestContext): Promise<string> {
+  return seededEventId(api, STADIUM_EVENT_NAME);
 }
 
 /** A confirmed booking for the fan signed in to `api`, made through the JSON API. */
@@ -288,6 +298,15 @@ export async function holdSeats(page: Page, seatIds: string[]) {
 export function seatLabel(seatId: string): string {
   const [section, row, number] = seatId.split('-');
   return `Section ${section}, row ${row}, seat ${number}`;
+}
+
+/** Presses Tab until `target` has the keyboard focus (at most `limit` times). */
+export async function tabTo(page: Page, target: Locator, limit = 200) {
+  for (let i = 0; i < limit; i++) {
+    if (await target.evaluate((el) => el === document.activeElement).catch(() => false)) return;
+    await page.keyboard.press('Tab');
+  }
+  throw new Error(`Tab never reached ${target}`);
 }
 
 export async function snap(page: Page, testInfo: TestInfo, name: string, fullPage = false) {

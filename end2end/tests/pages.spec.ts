@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { demoEventId, expect, openEvent, PASSWORD, snap, test, uniqueEmail, waitForClickHandler } from './helpers';
+import { demoEventId, expect, PASSWORD, snap, test, uniqueEmail, waitForClickHandler, waitForPicker } from './helpers';
 
 test('signing out from My bookings ends the session', async ({ newFan }, testInfo) => {
   const { page } = await newFan('sign-out');
@@ -23,7 +23,8 @@ test('the demo event seat map renders every seat (README screenshot)', async ({ 
   const eventId = await demoEventId(page.request);
   const seats = await (await page.request.get(`/api/v1/events/${eventId}/seats`)).json();
   await page.setViewportSize({ width: 1440, height: 900 });
-  await openEvent(page, eventId);
+  await page.goto(`/events/${eventId}?view=whole`);
+  await waitForPicker(page);
   await expect(page.locator('#seat-map circle.seat')).toHaveCount(seats.seats.length);
   expect(seats.seats.length).toBeGreaterThanOrEqual(10_000);
   await expect(page.locator('#seat-map g.section').first()).toBeVisible();

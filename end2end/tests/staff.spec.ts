@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Page, TestInfo } from '@playwright/test';
 import { expectNoViolations } from './axe';
-import { bookByApi, expect, STAFF, seat, snap, test, waitForAuthForm } from './helpers';
+import { bookByApi, expect, STAFF, seat, snap, test, waitForAuthForm, waitForPicker } from './helpers';
 
 /** Signs the demo staff member in through the sign-in page, then opens `next`. */
 async function signInAsStaff(page: Page, next: string) {
@@ -176,4 +176,65 @@ test.describe('accessibility of the staff pages (axe: no violations at all)', ()
       await expectNoViolations(page, testInfo, `staff-${name}`);
     }
   });
+});
+
+test("the generator's stadium bowl: previewed, saved, and an event seated from it", async ({ page, newFan }, testInfo) => {
+  test.setTimeout(120_000);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await signInAsStaff(page, '/admin/layouts/new');
+  await ready(page, '.layout-builder');
+  await page.locator('#template-kind').selectOption('bowl');
+  await page.locator('#template-sections').fill('8');
+  await page.locator('#template-lower').fill('6');
+  await page.locator('#template-upper').fill('4');
+  await page.locator('#template-floor').fill('400');
+  await page.locator('#use-template').click();
+  await expect(page.locator('.section-spec')).toHaveCount(17);
+  await expect(page.locator('#layout-preview .section.standing')).toHaveCount(1);
+  await expect(page.locator('#layout-preview g.section')).toHaveCount(17);
+  expect(await page.locator('#layout-preview circle.seat').count()).toBeGreaterThan(3000);
+  await expect(page.locator('#layout-preview .stage-label')).toHaveText('STAGE');
+  // The export carries the geometry.
+  await expect(page.locator('#export-json')).toHaveValue(/"curve": \d/);
+  await expect(page.locator('#export-json')).toHaveValue(/"standing": \{\s*"capacity": 400/);
+  const layoutName = `Bowl ${Date.now()}`;
+  await page.locator('#layout-name').fill(layoutName);
+  await guideShot(page, testInfo, 'layout-bowl');
+  await page.locator('#save-layout').click();
+  await expect(page).toHaveURL('/admin/layouts');
+  await expect(page.getByRole('row', { name: new RegExp(layoutName) })).toBeVisible();
+
+  const eventName = `Bowl Night ${Date.now()}`;
+  await page.goto('/admin/events/new');
+  await page.getByLabel('Name').fill(eventName);
+  await page.getByLabel('Venue').fill('The Bowl');
+  await page.getByLabel('Starts (UTC)').fill('2031-07-01T19:00');
+  const layoutOption = page.getByLabel('Layout').locator('option', { hasText: layoutName });
+  await page.getByLabel('Layout').selectOption((await layoutOption.getAttribute('value'))!);
+  await page.getByLabel(/Prices/).fill('Premium=95.00\nStandard=65.00\nValue=35.00\nFloor=55.00');
+  await page.getByLabel(/Published/).check();
+  await page.getByRole('button', { name: 'Create event' }).click();
+  await expect(page).toHaveURL(/\/admin\/events\/[0-9a-f-]{36}$/);
+  const eventId = page.url().split('/').pop()!;
+
+  // The desk works a section at a time; a fan meets the overview.
+  await page.goto(`/admin/events/${eventId}/seats`);
+  await expect(page.locator('#venue-overview a.ov-section')).toHaveCount(17);
+  await page.goto(`/admin/events/${eventId}/seats?section=103`);
+  await ready(page, '#desk');
+  expect(await page.locator('#seat-map circle.seat').count()).toBeGreaterThan(100);
+  const fan = await newFan('bowl');
+  await fan.page.goto(`/events/${eventId}`);
+  await waitForPicker(fan.page);
+  await expect(fan.page.locator('#venue-overview a.ov-section')).toHaveCount(17);
+  await expect(fan.page.locator('#ov-FLOOR')).toHaveAttribute('aria-label', 'Standing area FLOOR, 400 of 400 places left, €55.00');
+
+  // Standing places sell at the counter by count; the fan's overview follows.
+  await page.goto(`/admin/events/${eventId}/seats?section=FLOOR`);
+  await ready(page, '#desk');
+  await page.locator('#desk-places').fill('2');
+  await page.locator('#customer-name').fill('Floor Guest');
+  await page.locator('#sell-button').click();
+  await expect(page.locator('#desk .message')).toContainText(/Sold FLOOR-GA-\d+, FLOOR-GA-\d+ for/);
+  await expect(fan.page.locator('#ov-FLOOR')).toHaveAttribute('aria-label', 'Standing area FLOOR, 398 of 400 places left, €55.00');
 });

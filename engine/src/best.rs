@@ -102,7 +102,8 @@ pub fn pick(rows: &[Vec<RowSeat>], count: usize) -> Option<Vec<String>> {
 fn rows_of(board: &BoardSnapshot, tier: Option<usize>) -> Vec<(usize, Vec<RowSeat>)> {
     let layout = &board.layout;
     let mut rows = Vec::new();
-    for (s, section) in layout.sections.iter().enumerate() {
+    // Standing places are not side by side in rows: they are held by count.
+    for (s, section) in layout.sections.iter().enumerate().filter(|(_, s)| !s.is_standing()) {
         for row in &section.rows {
             let seats: Vec<RowSeat> = row
                 .seats
@@ -121,6 +122,18 @@ fn rows_of(board: &BoardSnapshot, tier: Option<usize>) -> Vec<(usize, Vec<RowSea
         }
     }
     rows
+}
+
+/// The standing area of a tier with the most free places, if it has `count`.
+fn roomiest_area(board: &BoardSnapshot, tier_index: usize, count: usize) -> Option<String> {
+    let layout = &board.layout;
+    (0..layout.sections.len())
+        .filter(|&s| layout.sections[s].is_standing())
+        .filter(|&s| layout.seats.get(layout.sections[s].seats.start).is_some_and(|seat| seat.tier_index == tier_index))
+        .map(|s| (board.available_in(s), s))
+        .filter(|&(free, _)| free >= count as i64)
+        .max()
+        .map(|(_, s)| layout.sections[s].name.clone())
 }
 
 /// The free block of `count` seats side by side nearest to the seats in
@@ -186,6 +199,13 @@ impl Engine {
                 .position(|t| t.tier == tier)
                 .ok_or_else(|| EngineError::invalid(format!("this event has no tier {tier}")))?;
             let rows: Vec<Vec<RowSeat>> = rows_of(&board, Some(tier_index)).into_iter().map(|(_, row)| row).collect();
+            if rows.is_empty() {
+                // A tier sold as standing: any places of its roomiest area.
+                if let Some(section) = roomiest_area(&board, tier_index, count) {
+                    let places = frontrow_model::StandingPlaces { section, count: count as i32 };
+                    return self.hold_places(fan, event_id, &places, admission, None).await.map(|held| held.hold);
+                }
+            }
             let mut options = placements(&rows, count);
             if options.is_empty() {
                 return Err(EngineError::NoSeatsTogether { count, tier: tier.to_owned() });

@@ -15,7 +15,7 @@ use uuid::Uuid;
 use crate::bookings;
 use crate::db::{retrying, Channel, CheckoutState, PaymentState};
 use crate::error::{EngineError, Result};
-use crate::payment::{PaymentRequest, PaymentStatus, ProviderError};
+use crate::payment::{PaymentRequest, PaymentStatus, ProviderError, CASH};
 use crate::seats;
 use crate::tokens::{sha256_hex, ticket_code};
 use crate::Engine;
@@ -262,9 +262,6 @@ pub(crate) enum Payment<'a> {
     Provider(&'a str),
     Cash,
 }
-
-/// The provider name recorded for money taken in cash at the counter.
-pub(crate) const CASH: &str = "cash";
 
 pub(crate) async fn run(engine: &Engine, checkout_id: Uuid, hold_token: &str, payment: Payment<'_>) -> Result<CheckoutOutcome> {
     let pool = engine.pool();

@@ -24,7 +24,19 @@ const COUNTER_HOLD_SECONDS: i32 = 600;
 impl Engine {
     pub async fn counter_sale(&self, staff: &User, event_id: Uuid, sale: &CounterSaleRequest, key: &IdempotencyKey) -> Result<CheckoutOutcome> {
         require_staff(staff)?;
-        seat_list(&sale.seat_ids)?;
+        match &sale.standing {
+            None => seat_list(&sale.seat_ids)?,
+            Some(_) if !sale.seat_ids.is_empty() => return Err(EngineError::invalid("give either seat_ids or standing, not both")),
+            Some(places) if !(1..=frontrow_model::MAX_SEATS_PER_REQUEST as i32).contains(&places.count) => {
+                return Err(EngineError::invalid(format!("count must be 1 to {}", frontrow_model::MAX_SEATS_PER_REQUEST)));
+            }
+            Some(places) => {
+                let layout = self.board().event(event_id).await?.layout().cloned();
+                if !layout.is_some_and(|l| l.section_index(&places.section).is_some_and(|s| l.sections[s].is_standing())) {
+                    return Err(EngineError::invalid(format!("{:?} is not a standing area of this event", places.section)));
+                }
+            }
+        }
         check_text("customer_name", &sale.customer_name, 200)?;
         if let Some(email) = &sale.customer_email {
             let well_formed = email.len() <= 254 && !email.chars().any(|c| c.is_whitespace() || c.is_control()) && email.contains('@');
@@ -42,7 +54,7 @@ impl Engine {
         if rules.cancelled {
             return Err(EngineError::EventCancelled);
         }
-        let seat_ids: Vec<String> = sale.seat_ids.iter().map(|s| s.as_str().to_owned()).collect();
+        let mut seat_ids: Vec<String> = sale.seat_ids.iter().map(|s| s.as_str().to_owned()).collect();
         let request_hash = sha256_hex(serde_json::to_string(&(event_id, sale)).unwrap_or_default().as_bytes());
         let token = hold_token();
         let lease_secs = self.settings().checkout_lease.as_secs_f64();
@@ -85,6 +97,13 @@ impl Engine {
                 (e.checkout_id, e.hold_token)
             }
             None => {
+                if let Some(places) = &sale.standing {
+                    seat_ids = seats::free_places(&mut tx, event_id, &places.section, i64::from(places.count)).await?;
+                    if seat_ids.len() < places.count as usize {
+                        tx.rollback().await?;
+                        return Err(EngineError::NotEnoughPlaces { section: places.section.clone(), available: seat_ids.len() as i64 });
+                    }
+                }
                 let hold_id = Uuid::new_v4();
                 let claimed = seats::claim(&mut tx, event_id, &seat_ids, hold_id, &token, staff.user_id, COUNTER_HOLD_SECONDS).await?;
                 if claimed.len() != seat_ids.len() {

@@ -16,6 +16,8 @@ pub enum EngineError {
     SeatsUnavailable { conflict_seats: Vec<String>, suggestion: Option<Vec<String>> },
     #[error("no {count} seats together are available in tier {tier}")]
     NoSeatsTogether { count: usize, tier: String },
+    #[error("only {available} standing places are left in {section}")]
+    NotEnoughPlaces { section: String, available: i64 },
     #[error("at most {max} seats per order for this event")]
     TooManySeats { max: i32 },
     #[error("this event's waiting room has not admitted you (a valid X-Admission-Token is required)")]
@@ -104,6 +106,7 @@ impl From<EngineError> for AppError {
             }
             E::TooManySeats { max } => ErrorKind::TooManySeats { max_seats_per_order: max },
             E::NoSeatsTogether { .. } => ErrorKind::NoSeatsTogether,
+            E::NotEnoughPlaces { available, .. } => ErrorKind::NotEnoughPlaces { available },
             E::NotAdmitted => ErrorKind::NotAdmitted,
             E::WaitingRoomOff => ErrorKind::WaitingRoomOff,
             E::SaleNotOpen => ErrorKind::SaleNotOpen,

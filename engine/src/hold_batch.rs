@@ -30,11 +30,16 @@ const MAX_HOLD_BATCH: usize = 256;
 /// each takes its locks up front in the one global order (see the migration).
 const BATCHES_IN_FLIGHT: usize = 2;
 
-/// One fan's hold request, as the database function takes it.
+/// One fan's hold request, as the database function takes it: named
+/// seats, or (`area` and `count`) any free places of a standing area.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct HoldRequest {
     pub fan: Uuid,
     pub seats: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub area: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count: Option<i32>,
     pub hold: Uuid,
     pub token: String,
     /// The token's tag for the seat audit rows.
@@ -49,7 +54,8 @@ pub(crate) struct HoldRequest {
 /// What the database decided for one request.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum HoldOutcome {
-    Held { expires_at: DateTime<Utc>, total_cents: i64 },
+    /// Held: these seats (the ones named, or the places found).
+    Held { seats: Vec<String>, expires_at: DateTime<Utc>, total_cents: i64 },
     /// Not every seat was free: these were.
     Conflict { free: Vec<String> },
     TooMany,
@@ -258,7 +264,7 @@ async fn call(pool: &sqlx::PgPool, kept: &KeptConnections, event_id: Uuid, reque
     let mut outcomes = vec![None; requests.len()];
     for row in rows {
         let outcome = match (row.outcome.as_str(), row.lease_ends_at, row.hold_total_cents) {
-            ("held", Some(expires_at), Some(total_cents)) => HoldOutcome::Held { expires_at, total_cents },
+            ("held", Some(expires_at), Some(total_cents)) => HoldOutcome::Held { seats: row.free_seat_ids.unwrap_or_default(), expires_at, total_cents },
             ("conflict", ..) => HoldOutcome::Conflict { free: row.free_seat_ids.unwrap_or_default() },
             ("too_many", ..) => HoldOutcome::TooMany,
             ("key_in_use", ..) => HoldOutcome::KeyInUse,

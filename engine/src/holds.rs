@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use frontrow_model::{seat_list, Hold, HoldState, HoldStatus, HoldToken, IdempotencyKey, SeatId};
+use frontrow_model::{seat_list, Hold, HoldState, HoldStatus, HoldToken, IdempotencyKey, SeatId, StandingPlaces};
 use uuid::Uuid;
 
 use crate::admission::Admission;
@@ -28,6 +28,14 @@ pub struct Held {
     /// The same request came again (its key, or exactly the seats of a live
     /// hold of this fan): this is that hold, not a new one.
     pub existing: bool,
+}
+
+/// What a fan asks to hold.
+enum Wanted<'a> {
+    /// These seats, all of them.
+    Seats(&'a [SeatId]),
+    /// Any places of a standing area, as many as asked.
+    Places(&'a StandingPlaces),
 }
 
 /// What makes two hold requests the same: the event and the set of seats.
@@ -66,6 +74,21 @@ impl Engine {
         outcome
     }
 
+    /// Holds `count` places of a standing area: any free ones, all or none.
+    /// A retry with the same `key` answers the hold the first request made.
+    pub async fn hold_places(
+        &self,
+        fan: Uuid,
+        event_id: Uuid,
+        places: &StandingPlaces,
+        admission: Option<&Admission>,
+        key: Option<&IdempotencyKey>,
+    ) -> Result<Held> {
+        let outcome = self.hold_wanted(fan, event_id, Wanted::Places(places), admission, key).await;
+        record_hold_metric(&outcome);
+        outcome
+    }
+
     /// [`Engine::hold`] without the suggestion after a lost race.
     pub(crate) async fn hold_seats(
         &self,
@@ -76,16 +99,45 @@ impl Engine {
         key: Option<&IdempotencyKey>,
     ) -> Result<Held> {
         seat_list(seat_ids)?;
+        self.hold_wanted(fan, event_id, Wanted::Seats(seat_ids), admission, key).await
+    }
+
+    async fn hold_wanted(
+        &self,
+        fan: Uuid,
+        event_id: Uuid,
+        wanted: Wanted<'_>,
+        admission: Option<&Admission>,
+        key: Option<&IdempotencyKey>,
+    ) -> Result<Held> {
         let rules = self.hold_rules(event_id, fan, admission).await?;
-        if seat_ids.len() > rules.max_seats_per_order as usize {
+        let live = self.board().event(event_id).await?;
+        let (ids, area, count) = match wanted {
+            Wanted::Seats(seat_ids) => (seat_ids.iter().map(|s| s.as_str().to_owned()).collect::<Vec<_>>(), None, seat_ids.len()),
+            Wanted::Places(places) => {
+                let layout = live.layout().ok_or(EngineError::NotFound)?;
+                if !layout.section_index(&places.section).is_some_and(|s| layout.sections[s].is_standing()) {
+                    return Err(EngineError::invalid(format!("{:?} is not a standing area of this event", places.section)));
+                }
+                if places.count < 1 {
+                    return Err(EngineError::invalid("count must be 1 or more"));
+                }
+                (Vec::new(), Some(places.section.clone()), places.count as usize)
+            }
+        };
+        if count > rules.max_seats_per_order as usize {
             return Err(EngineError::TooManySeats { max: rules.max_seats_per_order });
         }
-        let ids: Vec<String> = seat_ids.iter().map(|s| s.as_str().to_owned()).collect();
-        let request_hash = hold_request_hash(event_id, &ids);
+        let request_hash = match &area {
+            None => hold_request_hash(event_id, &ids),
+            Some(section) => sha256_hex(format!("{event_id}\nstanding {section}\n{count}").as_bytes()),
+        };
         let token = hold_token();
         let request = HoldRequest {
             fan,
             seats: ids.clone(),
+            area: area.clone(),
+            count: area.as_ref().map(|_| count as i32),
             hold: Uuid::new_v4(),
             tag: token_tag(&token),
             token,
@@ -94,25 +146,30 @@ impl Engine {
             admitted: admission.is_some_and(|a| a.admits(event_id, fan)),
         };
         let key = key.map(IdempotencyKey::as_str);
-        // Under load, a seat this instance's board shows taken would be
-        // refused by the database too: say so now rather than queue behind
-        // the batch in flight (the hot seat's losers are most of an on-sale's
-        // refusals). The board trails the database by a notification's
-        // delay, so a seat freed within it reads as taken, as if the request
-        // had come that moment earlier; when nothing is waiting the database
-        // answers, exactly. No seat is ever given out on the board's word.
+        // Under load, seats this instance's board shows taken (or an area
+        // with too few places free) would be refused by the database too:
+        // say so now rather than queue behind the batch in flight (the hot
+        // seat's losers are most of an on-sale's refusals). The board trails
+        // the database by a notification's delay, so a seat freed within it
+        // reads as taken, as if the request had come that moment earlier;
+        // when nothing is waiting the database answers, exactly. No seat is
+        // ever given out on the board's word.
         let batcher = self.hold_batcher();
-        let board_says_taken = if batcher.is_busy() { self.board().event(event_id).await?.free_if_any_taken(&ids) } else { None };
-        let outcome = match board_says_taken {
-            Some(free) => {
+        let board_says_no = match &area {
+            _ if !batcher.is_busy() => None,
+            None => live.free_if_any_taken(&ids).map(|free| HoldOutcome::Conflict { free }),
+            Some(section) => live.free_places(section).filter(|&n| (n as usize) < count).map(|_| HoldOutcome::Conflict { free: Vec::new() }),
+        };
+        let outcome = match board_says_no {
+            Some(refusal) => {
                 self.inner.hold_batch_counts.refused_from_board.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                HoldOutcome::Conflict { free }
+                refusal
             }
             None => batcher.hold(event_id, request.clone()).await?,
         };
         let refused = match outcome {
-            HoldOutcome::Held { expires_at, total_cents } => {
-                let hold = Hold { hold_id: request.hold, hold_token: request.token, event_id, seat_ids: ids, expires_at, total_cents };
+            HoldOutcome::Held { seats, expires_at, total_cents } => {
+                let hold = Hold { hold_id: request.hold, hold_token: request.token, event_id, seat_ids: seats, expires_at, total_cents };
                 return Ok(Held { hold, existing: false });
             }
             HoldOutcome::TooMany => return Err(EngineError::TooManySeats { max: rules.max_seats_per_order }),
@@ -121,13 +178,17 @@ impl Engine {
             // Unpublished or cancelled since the board heard: say which.
             HoldOutcome::Closed => return Err(self.rules(event_id).await?.check_can_hold(fan, admission).err().unwrap_or(EngineError::NotFound)),
             HoldOutcome::KeyInUse => EngineError::IdempotencyKeyInUse,
-            HoldOutcome::Conflict { free } => self.explain_shortfall(event_id, &ids, free.iter().map(String::as_str)).await,
+            HoldOutcome::Conflict { free } => match &area {
+                None => self.explain_shortfall(event_id, &ids, free.iter().map(String::as_str)).await,
+                Some(section) => EngineError::NotEnoughPlaces { section: section.clone(), available: live.free_places(section).unwrap_or(0) },
+            },
         };
         match refused {
             // Seats taken, or the key already used: perhaps by this very
             // request, sent before.
-            e @ (EngineError::SeatsUnavailable { .. } | EngineError::IdempotencyKeyInUse) => {
-                match self.earlier_hold(fan, event_id, &ids, key, &request_hash).await? {
+            e @ (EngineError::SeatsUnavailable { .. } | EngineError::NotEnoughPlaces { .. } | EngineError::IdempotencyKeyInUse) => {
+                let by_seats = area.is_none().then_some(ids.as_slice());
+                match self.earlier_hold(fan, event_id, by_seats, key, &request_hash).await? {
                     Some(hold) => Ok(Held { hold, existing: true }),
                     None => Err(e),
                 }
@@ -170,9 +231,11 @@ impl Engine {
     }
 
     /// The live hold an earlier, identical request made: by its key, or
-    /// (without a key) by exactly these seats. A key used for other seats,
-    /// or whose hold has ended, is refused.
-    async fn earlier_hold(&self, fan: Uuid, event_id: Uuid, seat_ids: &[String], key: Option<&str>, request_hash: &str) -> Result<Option<Hold>> {
+    /// (without a key) by exactly these seats. A key used for another
+    /// request, or whose hold has ended, is refused.
+    async fn earlier_hold(&self, fan: Uuid, event_id: Uuid, seat_ids: Option<&[String]>, key: Option<&str>, request_hash: &str) -> Result<Option<Hold>> {
+        // Places of a standing area are found by key only: any places do.
+        let Some(seat_ids) = seat_ids.or(key.map(|_| &[][..])) else { return Ok(None) };
         let row = sqlx::query!(
             r#"SELECT hold_id, hold_token, event_id, seat_ids, total_cents, expires_at AS "expires_at: DateTime<Utc>",
                       request_hash, state = 'active' AND expires_at > now() AS "live!"

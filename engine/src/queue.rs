@@ -24,7 +24,6 @@ use crate::error::{EngineError, Result};
 use crate::Engine;
 
 /// The channel admission rounds are announced on (fans' live positions).
-pub const CHANNEL: &str = "frontrow_queue";
 
 /// How long an admission lasts without being renewed by the fan's page.
 pub const ADMISSION_TTL: Duration = Duration::from_secs(300);
@@ -154,7 +153,7 @@ async fn join_batch(pool: &sqlx::PgPool, event_id: Uuid, users: &[Uuid]) -> Resu
     Ok(rows.into_iter().map(|r| (r.user_id, r.token)).collect())
 }
 
-/// An admission round as announced on [`CHANNEL`].
+/// An admission round as announced on [`crate::notices::QUEUE`].
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 pub struct QueueRound {
     #[serde(rename = "a")]
@@ -413,7 +412,7 @@ impl Engine {
         .await?;
         let drawn = lease.drawn_at.is_some() || event.open;
         let payload = serde_json::json!({ "e": event_id, "a": through, "r": rate, "s": counts.remaining, "d": drawn }).to_string();
-        sqlx::query!("SELECT pg_notify($1, $2)", CHANNEL, payload).execute(&mut *tx).await?;
+        sqlx::query!("SELECT pg_notify($1, $2)", crate::notices::QUEUE, payload).execute(&mut *tx).await?;
         tx.commit().await?;
         metrics::counter!("frontrow_queue_admitted_total").increment(slots as u64);
         Ok(Some(TickOutcome { remaining: counts.remaining, active: counts.active, target, admitted: slots, admitted_through: through }))
@@ -486,7 +485,7 @@ impl Engine {
         }
         let detail = serde_json::to_string(s).unwrap_or_default();
         crate::changelog::record(&mut tx, Some(event_id), staff.user_id, "waiting_room_changed", &[], &detail).await?;
-        crate::catalogue::announce_event_change(&mut tx, event_id).await?;
+        crate::notices::announce_event_change(&mut tx, event_id).await?;
         tx.commit().await?;
         self.board().refresh_facts(event_id).await?;
         self.queue_stats(event_id).await

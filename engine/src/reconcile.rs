@@ -16,7 +16,8 @@ use std::time::Duration;
 
 use uuid::Uuid;
 
-use crate::checkout::{mark_pending, pay, recorded_request, settle_success, settle_unpaid, CheckoutOutcome, Unpaid, CASH};
+use crate::checkout::{mark_pending, pay, recorded_request, settle_success, settle_unpaid, CheckoutOutcome, Unpaid};
+use crate::payment::CASH;
 use crate::refunds::attempt_refund;
 use crate::db::PaymentState;
 use crate::error::Result;

@@ -18,7 +18,7 @@ use uuid::Uuid;
 use crate::accounts::require_staff;
 use crate::catalogue::check_text;
 use crate::changelog;
-use crate::checkout::CASH;
+use crate::payment::CASH;
 use crate::db::RefundState;
 use crate::error::{EngineError, Result};
 use crate::payment::RefundStatus;
@@ -137,7 +137,7 @@ impl Engine {
             self.event(event_id).await?;
         } else {
             changelog::record(&mut tx, Some(event_id), staff.user_id, "event_cancelled", &[], reason.trim()).await?;
-            crate::catalogue::announce_event_change(&mut tx, event_id).await?;
+            crate::notices::announce_event_change(&mut tx, event_id).await?;
         }
         tx.commit().await?;
         self.board().refresh_facts(event_id).await?;

@@ -26,6 +26,25 @@ use uuid::Uuid;
 use crate::error::Result;
 use crate::tokens::token_tag;
 
+/// `count` free places of a standing area for the box office, locked in
+/// this transaction (any another transaction has locked are skipped, so the
+/// desk never waits on an on-sale): fewer when fewer are free.
+pub(crate) async fn free_places(conn: &mut PgConnection, event_id: Uuid, section: &str, count: i64) -> Result<Vec<String>> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT seat_id FROM seats
+            WHERE event_id = $1 AND section = $2 AND kind = 'standing'
+              AND (state = 'available' OR (state = 'held' AND hold_expires_at <= now() AND blocked_reason IS NULL))
+            ORDER BY position
+            LIMIT $3
+              FOR UPDATE SKIP LOCKED"#,
+        event_id,
+        section,
+        count,
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
 /// A seat a hold just claimed.
 pub(crate) struct ClaimedSeat {
     pub seat_id: String,

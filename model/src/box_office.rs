@@ -10,6 +10,7 @@ use crate::event::{EventStatus, NewSection};
 use crate::ids::{PaymentToken, SeatId};
 use crate::order::{BookingStatus, Channel};
 use crate::user::Role;
+use crate::venue::Stage;
 
 /// `PATCH /admin/events/{id}`: a field left out stays as it is.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -99,8 +100,13 @@ pub enum CounterPayment {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CounterSaleRequest {
-    #[cfg_attr(feature = "openapi", schema(min_items = 1, max_items = 100))]
+    /// The seats sold (or leave it empty and name `standing` places).
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(max_items = 100))]
     pub seat_ids: Vec<SeatId>,
+    /// Places of a standing area, by count: any free ones are sold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub standing: Option<StandingPlaces>,
     pub payment: CounterPayment,
     /// The card's token from the terminal, for `card`.
     #[serde(default)]
@@ -283,6 +289,8 @@ pub struct Layout {
     pub tiers: Vec<String>,
     pub seats_total: i64,
     pub sections: Vec<NewSection>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<Stage>,
     pub created_at: DateTime<Utc>,
 }
 
@@ -294,6 +302,9 @@ pub struct NewLayout {
     pub name: String,
     #[cfg_attr(feature = "openapi", schema(min_items = 1, max_items = 200))]
     pub sections: Vec<NewSection>,
+    /// What the sections face; without it, a stage along the top.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<Stage>,
 }
 
 /// `POST /admin/users` (admins only).
@@ -407,4 +418,18 @@ pub struct PaymentInfo {
     pub booking_id: Option<Uuid>,
     /// Refunds of it not yet confirmed by the provider.
     pub refunds_pending: i64,
+}
+
+/// Places of a standing area, asked for by count (`POST …/holds/standing`,
+/// and a counter sale's `standing`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct StandingPlaces {
+    /// The standing area's section name.
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 16, pattern = "^[A-Za-z0-9]+$"))]
+    pub section: String,
+    /// At most the event's `max_seats_per_order` for a fan.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 100))]
+    pub count: i32,
 }

@@ -66,6 +66,9 @@ pub enum ErrorKind {
     },
     /// 409: no block of that many adjacent free seats in the tier.
     NoSeatsTogether,
+    /// 409: a standing area has fewer free places than asked for (this
+    /// many, as far as this instance knows); nothing was held.
+    NotEnoughPlaces { available: i64 },
     /// 409: the event has no waiting room.
     WaitingRoomOff,
     /// 409: another checkout is paying for this hold.
@@ -127,6 +130,7 @@ impl ErrorKind {
             MethodNotAllowed => 405,
             SeatsUnavailable { .. }
             | NoSeatsTogether
+            | NotEnoughPlaces { .. }
             | WaitingRoomOff
             | CheckoutInProgress
             | IdempotencyKeyReused

@@ -4,6 +4,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::venue::{Placement, SectionKind, Stage, StandingArea};
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TierPrice {
@@ -84,12 +86,21 @@ pub struct EventSummary {
     pub price_max_cents: i32,
 }
 
+/// A section (or standing area) of an event and how much of it is left.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SectionSummary {
     pub section: String,
+    #[serde(default)]
+    pub kind: SectionKind,
     pub rows: i64,
+    /// Its seats (a standing area: its places).
     pub seats: i64,
+    #[serde(default)]
+    pub seats_available: i64,
+    /// The cheapest of its seats.
+    #[serde(default)]
+    pub price_min_cents: i32,
 }
 
 /// `GET /events/{id}`: the summary and the sections.
@@ -144,6 +155,8 @@ pub enum SeatKind {
     Wheelchair,
     /// A seat beside a wheelchair space, for a companion.
     Companion,
+    /// A place in a standing area: unnumbered for the fan, sold by count.
+    Standing,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -207,6 +220,10 @@ pub struct NewEvent {
     /// A saved venue layout to seat the event with (instead of `sections`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout_id: Option<Uuid>,
+    /// What the sections face (with `sections`; a layout brings its own).
+    /// Without it, a stage is drawn along the top of the map.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<Stage>,
 }
 
 fn default_hold_ttl() -> i32 {
@@ -219,6 +236,7 @@ fn published_by_default() -> bool {
     true
 }
 
+/// A section of seats in rows, or (with `standing`) a standing area.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
@@ -226,8 +244,35 @@ pub struct NewSection {
     /// Letters and digits (it becomes part of every seat id).
     #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 16, pattern = "^[A-Za-z0-9]+$"))]
     pub section: String,
-    #[cfg_attr(feature = "openapi", schema(min_items = 1, max_items = 500))]
+    /// The rows, front first (none for a standing area).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "openapi", schema(max_items = 500))]
     pub rows: Vec<NewRow>,
+    /// Where it sits on the map; without it, sections are set out in a grid
+    /// facing a stage along the top.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<Placement>,
+    /// A standing area instead of rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub standing: Option<StandingArea>,
+}
+
+impl NewSection {
+    pub fn kind(&self) -> SectionKind {
+        if self.standing.is_some() {
+            SectionKind::Standing
+        } else {
+            SectionKind::Seated
+        }
+    }
+
+    /// Its seats, or a standing area's places.
+    pub fn places(&self) -> i64 {
+        match &self.standing {
+            Some(area) => i64::from(area.capacity),
+            None => self.rows.iter().map(|r| i64::from(r.seats)).sum(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

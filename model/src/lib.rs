@@ -13,6 +13,7 @@ pub mod live;
 pub mod order;
 pub mod queue;
 pub mod user;
+pub mod venue;
 
 pub use box_office::*;
 pub use error::{AppError, ErrorKind};
@@ -21,3 +22,4 @@ pub use ids::*;
 pub use order::*;
 pub use queue::*;
 pub use user::*;
+pub use venue::*;

@@ -20,9 +20,22 @@ pub struct SeatChange<'a> {
     pub version: Option<i64>,
 }
 
+/// How many places of one section (or standing area) are free.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SectionCount<'a> {
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub section: Cow<'a, str>,
+    pub available: i64,
+    pub total: i64,
+}
+
 /// A frame of `GET /api/v1/events/{id}/live`. `version` is the newest seat
 /// version (the contract's); `epoch` and `seq` are what a viewer hands back
-/// to resume (`?epoch=…&since=…`).
+/// to resume (`?epoch=…&since=…`). A viewer of one section (`?section=`)
+/// gets only that section's seats; a viewer of the venue's overview
+/// (`?view=overview`), and of a standing area, gets `counts` instead: the
+/// free places of every section that changed (all of them first).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -45,14 +58,22 @@ pub enum LiveFrame<'a> {
         #[serde(borrow)]
         changes: Vec<SeatChange<'a>>,
     },
+    Counts {
+        version: i64,
+        // Any u32; documented as such (utoipa's u32 reads as int32).
+        #[cfg_attr(feature = "openapi", schema(value_type = i64, minimum = 0, maximum = 4294967295_i64))]
+        epoch: u32,
+        seq: u64,
+        #[serde(borrow)]
+        sections: Vec<SectionCount<'a>>,
+    },
 }
 
 impl<'a> LiveFrame<'a> {
-    /// Where a viewer resumes from after this frame, and its seats.
-    pub fn into_parts(self) -> (u32, u64, Vec<SeatChange<'a>>) {
+    /// Where a viewer resumes from after this frame.
+    pub fn position(&self) -> (u32, u64) {
         match self {
-            LiveFrame::Snapshot { epoch, seq, seats, .. } => (epoch, seq, seats),
-            LiveFrame::Diff { epoch, seq, changes, .. } => (epoch, seq, changes),
+            LiveFrame::Snapshot { epoch, seq, .. } | LiveFrame::Diff { epoch, seq, .. } | LiveFrame::Counts { epoch, seq, .. } => (*epoch, *seq),
         }
     }
 }

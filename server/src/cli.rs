@@ -60,9 +60,17 @@ async fn command(command: Command, db: &DatabaseArgs, url: &str, pool: sqlx::PgP
         Command::Migrate => println!("migrations applied"),
         Command::DatabaseUrl => println!("{url}"),
         Command::SeedDemo => {
-            let event_id = demo::seed(&engine()?).await?;
-            println!("demo event {event_id} ({})", demo::DEMO_EVENT_NAME);
+            let (hall, stadium) = demo::seed(&engine()?).await?;
+            println!("demo event {hall} ({})", demo::DEMO_EVENT_NAME);
+            println!("demo event {stadium} ({})", demo::DEMO_STADIUM_NAME);
             println!("demo staff login: {} / {}", demo::DEMO_STAFF_EMAIL, demo::DEMO_STAFF_PASSWORD);
+        }
+        Command::SeedStadium { name, sections, lower_rows, upper_rows, floor } => {
+            let stadium = demo::Stadium { sections, lower_rows, upper_rows, floor };
+            let event = demo::stadium_event(&name, stadium)?;
+            let places: i64 = event.sections.iter().map(frontrow_model::NewSection::places).sum();
+            let event_id = demo::seed_event(&engine()?, &event).await?;
+            println!("stadium event {event_id} ({name}, {places} places)");
         }
         Command::User(UserCommand::Create { email, password, role, name }) => {
             let role: Role = role.parse().map_err(anyhow::Error::msg)?;

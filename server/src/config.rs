@@ -24,8 +24,25 @@ pub enum Command {
     /// Print the URL of the database in use (the private cluster's, unless
     /// DATABASE_URL is set), for psql, pgbench and the like.
     DatabaseUrl,
-    /// Create the demo venue and event (idempotent) and a demo staff account.
+    /// Create the demo events (a 10,000-seat hall and a stadium with a
+    /// standing floor; idempotent) and a demo staff account.
     SeedDemo,
+    /// Create a stadium event from the bowl template (idempotent by name),
+    /// on sale now: for load runs and measurements.
+    SeedStadium {
+        #[arg(long)]
+        name: String,
+        /// Sections in each ring.
+        #[arg(long, default_value_t = 40)]
+        sections: u32,
+        #[arg(long, default_value_t = 33)]
+        lower_rows: u32,
+        #[arg(long, default_value_t = 40)]
+        upper_rows: u32,
+        /// Standing places on the floor (0: none).
+        #[arg(long, default_value_t = 0)]
+        floor: u32,
+    },
     /// Manage accounts.
     #[command(subcommand)]
     User(UserCommand),
@@ -151,6 +168,14 @@ pub struct ServeArgs {
     /// readers (0: at every change). Viewers get each change live anyway.
     #[arg(long, env = "FRONTROW_MAP_REFRESH_MS", default_value_t = 50)]
     pub map_refresh_ms: u64,
+    /// Venues with more seats than this (and more than one section) open
+    /// on an overview of their sections; smaller ones show every seat on
+    /// one map. Venues with a standing area always open on the overview.
+    #[arg(long, env = "FRONTROW_OVERVIEW_ABOVE", default_value_t = 4000)]
+    pub overview_above: usize,
+    /// A section with more seats than this is shown a block of rows at a time.
+    #[arg(long, env = "FRONTROW_SECTION_BLOCK_SEATS", default_value_t = 2500)]
+    pub section_block_seats: usize,
     #[arg(long, env = "FRONTROW_RECONCILE_INTERVAL_MS", default_value_t = 2000)]
     pub reconcile_interval_ms: u64,
     /// How often the admission loop looks at each waiting room (a round

@@ -3,6 +3,7 @@
 //! JSON API, Leptos SSR, background tasks and the command line.
 
 pub mod api;
+pub mod assets;
 pub mod cli;
 pub mod clients;
 pub mod config;

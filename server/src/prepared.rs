@@ -31,7 +31,18 @@ impl Prepared {
     /// to redo at every revision, within a few percent of the best size for
     /// JSON this repetitive).
     pub fn new(revision: String, content_type: &'static str, body: Vec<u8>) -> std::io::Result<Self> {
-        let mut gzip = flate2::write::GzEncoder::new(Vec::with_capacity(body.len() / 8), flate2::Compression::new(6));
+        Self::compressed(revision, content_type, body, 6, 5)
+    }
+
+    /// Compresses a file that changes only with a new build as small as the
+    /// encoders can (gzip 9, brotli 11): seconds once, bytes saved on every
+    /// download.
+    pub fn smallest(revision: String, content_type: &'static str, body: Vec<u8>) -> std::io::Result<Self> {
+        Self::compressed(revision, content_type, body, 9, 11)
+    }
+
+    fn compressed(revision: String, content_type: &'static str, body: Vec<u8>, gzip_level: u32, brotli_quality: u32) -> std::io::Result<Self> {
+        let mut gzip = flate2::write::GzEncoder::new(Vec::with_capacity(body.len() / 8), flate2::Compression::new(gzip_level));
         gzip.write_all(&body)?;
         let gzip = gzip.finish()?;
         let mut brotli = Vec::with_capacity(body.len() / 10);
@@ -39,7 +50,7 @@ impl Prepared {
             // A window just big enough for the body: the encoder sets up
             // (and zeroes) as much memory as the window it is given.
             let window = body.len().max(1 << 16).next_power_of_two().trailing_zeros().min(22);
-            let mut writer = brotli::CompressorWriter::new(&mut brotli, 64 * 1024, 5, window);
+            let mut writer = brotli::CompressorWriter::new(&mut brotli, 64 * 1024, brotli_quality, window);
             writer.write_all(&body)?;
         }
         let tag = |suffix: &str| HeaderValue::from_str(&format!("\"{revision}{suffix}\"")).map_err(std::io::Error::other);
@@ -172,6 +183,31 @@ impl PreparedCache {
         let prepared = Arc::new(tokio::task::spawn_blocking(render).await.map_err(std::io::Error::other)??);
         *slot.current.write().unwrap_or_else(|e| e.into_inner()) = Some(prepared.clone());
         Ok(prepared)
+    }
+}
+
+impl PreparedCache {
+    /// The prepared body of `resource` at `revision` if it is ready; if not,
+    /// starts rendering it in the background (once) and answers `None`, so
+    /// a caller with another way to answer need not wait for it.
+    pub fn ready_or_start<F>(self: &Arc<Self>, resource: &str, revision: &str, render: F) -> Option<Arc<Prepared>>
+    where
+        F: FnOnce() -> std::io::Result<Prepared> + Send + 'static,
+    {
+        let slot = self.slots.lock().unwrap_or_else(|e| e.into_inner()).get(resource).cloned();
+        let ready = slot.as_ref().and_then(|slot| slot.current.read().unwrap_or_else(|e| e.into_inner()).clone());
+        if let Some(p) = ready.filter(|p| p.revision == revision) {
+            return Some(p);
+        }
+        if slot.as_ref().is_none_or(|slot| slot.rendering.try_lock().is_ok()) {
+            let (cache, resource, revision) = (self.clone(), resource.to_owned(), revision.to_owned());
+            tokio::spawn(async move {
+                if let Err(e) = cache.get(&resource, &revision, render).await {
+                    tracing::warn!(resource, error = %e, "could not prepare a body");
+                }
+            });
+        }
+        None
     }
 }
 

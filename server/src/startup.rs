@@ -202,6 +202,7 @@ impl Application {
     /// Serves until `shutdown` fires, running the background tasks alongside.
     pub async fn run_until(self, shutdown: CancellationToken) -> Result<()> {
         let tasks = tasks::spawn(self.state.clone(), shutdown.clone());
+        tokio::spawn(crate::assets::warm(self.state.clone()));
         let connections = self.state.shutdown.clone();
         tokio::spawn({
             let shutdown = shutdown.clone();
@@ -249,11 +250,16 @@ fn router(state: AppState) -> Router {
     let routes = generate_route_list(frontrow_app::App);
     let engine = state.engine.clone();
     let site = frontrow_app::server::SiteUrl(state.settings.site_url());
-    let map_refresh = frontrow_app::server::MapRefresh(Duration::from_millis(state.settings.map_refresh_ms));
+    let map_settings = frontrow_app::seatmap::MapSettings {
+        refresh: Duration::from_millis(state.settings.map_refresh_ms),
+        overview_above: state.settings.overview_above,
+        block_seats: state.settings.section_block_seats.max(1),
+        ..Default::default()
+    };
     let app_context = move || {
         leptos::prelude::provide_context(engine.clone());
         leptos::prelude::provide_context(site.clone());
-        leptos::prelude::provide_context(map_refresh);
+        leptos::prelude::provide_context(map_settings);
         crate::security::record_page_nonce();
     };
 
@@ -261,6 +267,7 @@ fn router(state: AppState) -> Router {
     Router::new()
         .merge(api::router(state.clone()))
         .route("/bookings/{booking_id}/print", axum::routing::get(tickets::print_tickets))
+        .route("/pkg/{file}", axum::routing::get(crate::assets::pkg_file))
         .route("/events/{event_id}/queue", axum::routing::get(waiting_room::page))
         .leptos_routes_with_context(&state, routes, app_context.clone(), {
             let options = leptos_options.clone();

@@ -12,7 +12,7 @@ use frontrow_model::{EventChanges, NewStaffUser, QueueSettings, Role, UserChange
 #[cfg(feature = "ssr")]
 use frontrow_model::TierPrice;
 use frontrow_model::{
-    AppError, Booking, CheckinResult, CounterPayment, EventStats, IdempotencyKey, Layout, NewSection, PaymentToken, RefundResult, SeatId,
+    AppError, Booking, CheckinResult, CounterPayment, EventStats, IdempotencyKey, Layout, NewSection, PaymentToken, RefundResult, SeatId, Stage,
 };
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
@@ -78,6 +78,7 @@ pub async fn create_event(
         tiers,
         sections: Vec::new(),
         layout_id: Some(layout_id),
+        stage: None,
     };
     let created = engine.create_event(&new, Some(user.user_id)).await?;
     back_to(&format!("/admin/events/{}", created.event_id));
@@ -167,6 +168,7 @@ pub async fn release_seat_hold(event_id: Uuid, seat_id: SeatId, reason: String) 
 pub async fn counter_sale(
     event_id: Uuid,
     seat_ids: Vec<SeatId>,
+    standing: Option<frontrow_model::StandingPlaces>,
     payment: CounterPayment,
     payment_token: Option<PaymentToken>,
     customer_name: String,
@@ -176,6 +178,7 @@ pub async fn counter_sale(
     let (engine, user) = staff().await?;
     let sale = frontrow_model::CounterSaleRequest {
         seat_ids,
+        standing,
         payment,
         payment_token,
         customer_name,
@@ -227,16 +230,17 @@ pub async fn settle_payment(payment_id: Uuid) -> Result<(), AppError> {
 
 /// The seat map a layout would draw, before saving it.
 #[server(prefix = "/_app", endpoint = "admin/preview_layout", input = Json)]
-pub async fn preview_layout(sections: Vec<NewSection>) -> Result<String, AppError> {
+pub async fn preview_layout(sections: Vec<NewSection>, stage: Option<Stage>) -> Result<String, AppError> {
     let (_, _) = staff().await?;
     frontrow_engine::layouts::validate_layout(&sections)?;
-    Ok(crate::seatmap::preview(&sections))
+    frontrow_engine::catalogue::validate_stage(stage.as_ref())?;
+    Ok(crate::seatmap::preview(&sections, stage.as_ref()))
 }
 
 #[server(prefix = "/_app", endpoint = "admin/save_layout", input = Json)]
-pub async fn save_layout(name: String, sections: Vec<NewSection>) -> Result<Layout, AppError> {
+pub async fn save_layout(name: String, sections: Vec<NewSection>, stage: Option<Stage>) -> Result<Layout, AppError> {
     let (engine, user) = staff().await?;
-    Ok(engine.save_layout(&user, &frontrow_model::NewLayout { name, sections }).await?)
+    Ok(engine.save_layout(&user, &frontrow_model::NewLayout { name, sections, stage }).await?)
 }
 
 #[server(prefix = "/_app", endpoint = "admin/create_account")]

@@ -20,19 +20,27 @@ pub trait FeedListener: 'static {
     fn frame(&self, frame: LiveFrame<'_>);
 }
 
-/// Opens the feed for `event_id` and keeps it open for the page's life.
-pub fn open(event_id: String, listener: Rc<dyn FeedListener>) {
-    connect(Rc::new(event_id), listener, 0);
+/// Opens the feed of `event_id` for what the page shows (`view`: `""`
+/// every seat, `"overview"` the sections' counts, else one section's
+/// name) and keeps it open for the page's life.
+pub fn open(event_id: String, view: String, listener: Rc<dyn FeedListener>) {
+    let what = match view.as_str() {
+        "" => String::new(),
+        "overview" => "view=overview&".to_owned(),
+        section => format!("section={section}&"),
+    };
+    // (The path ends where the resume point's parameters go.)
+    connect(Rc::new(format!("{event_id}/live?{what}")), listener, 0);
 }
 
-fn connect(event_id: Rc<String>, listener: Rc<dyn FeedListener>, attempt: u32) {
+fn connect(path: Rc<String>, listener: Rc<dyn FeedListener>, attempt: u32) {
     let location = window().location();
     let scheme = if location.protocol().ok().as_deref() == Some("https:") { "wss" } else { "ws" };
     let host = location.host().unwrap_or_default();
     let (epoch, seq) = listener.resume_from();
-    let url = format!("{scheme}://{host}/api/v1/events/{event_id}/live?epoch={epoch}&since={seq}");
+    let url = format!("{scheme}://{host}/api/v1/events/{path}epoch={epoch}&since={seq}");
     let Ok(socket) = WebSocket::new(&url) else {
-        return reconnect_later(event_id, listener, attempt);
+        return reconnect_later(path, listener, attempt);
     };
     let opened = Rc::new(Cell::new(false));
 
@@ -57,7 +65,7 @@ fn connect(event_id: Rc<String>, listener: Rc<dyn FeedListener>, attempt: u32) {
         listener.connected(false);
         // A connection that worked starts the back-off afresh.
         let next = if opened.get() { 0 } else { attempt + 1 };
-        reconnect_later(event_id.clone(), listener.clone(), next);
+        reconnect_later(path.clone(), listener.clone(), next);
     });
     socket.set_onopen(Some(on_open.as_ref().unchecked_ref()));
     socket.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
@@ -70,8 +78,8 @@ fn connect(event_id: Rc<String>, listener: Rc<dyn FeedListener>, attempt: u32) {
 
 /// Exponential back-off with jitter, 0.5 s doubling to 10 s, so a
 /// restarted server is not stampeded by every viewer at once.
-fn reconnect_later(event_id: Rc<String>, listener: Rc<dyn FeedListener>, attempt: u32) {
+fn reconnect_later(path: Rc<String>, listener: Rc<dyn FeedListener>, attempt: u32) {
     let base = (500.0 * 2f64.powi(attempt.min(5) as i32)).min(10_000.0);
     let delay = base * (0.5 + js_sys::Math::random() * 0.5);
-    set_timeout(move || connect(event_id, listener, attempt), std::time::Duration::from_millis(delay as u64));
+    set_timeout(move || connect(path, listener, attempt), std::time::Duration::from_millis(delay as u64));
 }

@@ -5,6 +5,7 @@
 //! effects and event handlers run only in the browser.
 
 pub mod browser;
+pub mod counts;
 pub mod live_feed;
 pub mod map_view;
 pub mod seat_dom;

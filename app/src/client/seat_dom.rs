@@ -22,8 +22,17 @@ pub fn seat_label(el: &Element) -> String {
     name.split(", ").take(3).collect::<Vec<_>>().join(", ")
 }
 
+/// A seat's name from the map, or (a seat this page does not draw) read
+/// from its id, `SECTION-ROW-NUMBER`.
 pub fn label_of(seat_id: &str) -> String {
-    seat_el(seat_id).map_or_else(|| seat_id.to_owned(), |el| seat_label(&el))
+    if let Some(el) = seat_el(seat_id) {
+        return seat_label(&el);
+    }
+    match seat_id.split('-').collect::<Vec<_>>()[..] {
+        [section, frontrow_model::STANDING_ROW, number] => format!("Standing area {section}, place {number}"),
+        [section, row, number] => format!("Section {section}, row {row}, seat {number}"),
+        _ => seat_id.to_owned(),
+    }
 }
 
 /// The seat's price tier (its `t<i>` class).

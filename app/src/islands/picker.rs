@@ -33,7 +33,16 @@ pub fn SeatPicker(props: PickerProps) -> impl IntoView {
         _ => "Connecting to live updates…",
     };
 
+    // The overview shows sections, not seats: only best available here.
+    let on_overview = props.feed == "overview";
     let selection_view = move || {
+        if on_overview {
+            return view! {
+                <h2>"Your seats"</h2>
+                <p class="hint">"Choose a section on the map to pick seats, or let us find the best ones together."</p>
+            }
+            .into_any();
+        }
         let picks = p.selected.get();
         let total: i64 = picks.iter().map(|s| s.price_cents).sum();
         let n = picks.len();
@@ -58,6 +67,7 @@ pub fn SeatPicker(props: PickerProps) -> impl IntoView {
                 {match n { 0 => "Hold seats".to_owned(), 1 => "Hold 1 seat".to_owned(), n => format!("Hold {n} seats") }}
             </button>
         }
+        .into_any()
     };
 
     // After a lost race: the nearest free seats together, one click away.
@@ -109,11 +119,36 @@ pub fn SeatPicker(props: PickerProps) -> impl IntoView {
         }
     };
 
+    // On a standing area's page: its places, by count.
+    let places_count = RwSignal::new("1".to_owned());
+    let standing_view = move || {
+        let offer = p.standing.get()?;
+        let most = i64::from(p.max_seats).min(offer.available).clamp(1, 10);
+        let n = places_count.get().parse::<i64>().unwrap_or(1).min(most);
+        Some(view! {
+            <h2>"Standing places"</h2>
+            <p class="hint">{format!("{} each. You get any free places of the area, all at once or none.", money(offer.price_cents))}</p>
+            <form class="best" on:submit=move |ev| {
+                ev.prevent_default();
+                p.hold_places(places_count.get_untracked());
+            }>
+                <label>"Places " <select name="places" id="places-select" on:change=move |ev| places_count.set(event_target_value(&ev))>
+                    {(1..=most).map(|k| view! { <option value=k.to_string() selected=k == n>{k}</option> }).collect_view()}
+                </select></label>
+                <p class="total">"Total " <strong>{money(offer.price_cents * n)}</strong></p>
+                <button type="submit" class="primary" id="hold-places-button" disabled=move || p.busy.get() || offer.available == 0>
+                    {if n == 1 { "Hold 1 place".to_owned() } else { format!("Hold {n} places") }}
+                </button>
+            </form>
+        })
+    };
+
     view! {
         <aside class="picker" id="picker" aria-label="Your order" data-ready=move || p.ready.get().to_string()>
             <p class="live-status" data-live=move || p.live.get()>{live_text}</p>
             {move || match p.hold.get() {
                 Some(h) => hold_view(h).into_any(),
+                None if p.standing.with(Option::is_some) => standing_view.into_any(),
                 None => view! {
                     {selection_view}
                     <form class="best" on:submit=move |ev| {

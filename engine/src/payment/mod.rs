@@ -9,6 +9,10 @@ pub use simulated::{SimulatedProvider, SimulatedSettings};
 
 use async_trait::async_trait;
 
+/// The provider name recorded for money taken in cash at the counter (no
+/// provider is asked; refunds are handed over at the counter too).
+pub(crate) const CASH: &str = "cash";
+
 /// One charge request. `idempotency_key` is unique per checkout, so however
 /// often the engine retries, the provider takes the money at most once.
 #[derive(Debug, Clone)]

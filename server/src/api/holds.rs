@@ -5,7 +5,9 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use frontrow_engine::checkout::CheckoutRequest;
-use frontrow_model::{Booking, CheckoutAnswer, CheckoutView, ErrorKind, Hold, HoldStatus, HoldToken, IdempotencyKey, PaymentToken, SeatId};
+use frontrow_model::{
+    Booking, CheckoutAnswer, CheckoutView, ErrorKind, Hold, HoldStatus, HoldToken, IdempotencyKey, PaymentToken, SeatId, StandingPlaces,
+};
 use serde::Deserialize;
 use tower_sessions::Session;
 use utoipa::ToSchema;
@@ -112,6 +114,32 @@ pub async fn hold_best(
     let admission = frontrow_app::session::admission(&session, &state.engine, event_id, user.user_id, admission_header(&headers)?).await?;
     let hold = state.engine.hold_best(user.user_id, event_id, body.count, &body.tier, admission.as_ref()).await?;
     Ok((StatusCode::CREATED, Json(hold)))
+}
+
+/// Places of a standing area by count: any free ones, all or none.
+#[utoipa::path(post, path = "/api/v1/events/{event_id}/holds/standing",
+    params(("event_id" = Uuid, Path), ("X-Admission-Token" = Option<String>, Header),
+           ("Idempotency-Key" = Option<String>, Header, description = "the same key and request again answer the same hold while it lives")),
+    request_body = StandingPlaces, security(("session" = [])),
+    responses((status = 201, body = Hold),
+              (status = 200, description = "this request was made before (same key): that hold", body = Hold),
+              (status = 409, description = "not_enough_places (with how many are left), or idempotency_key_reused", body = AppError),
+              (status = 410, description = "hold_expired: the hold this key made has ended", body = AppError),
+              (status = 422, description = "invalid_input (not a standing area) or too_many_seats", body = AppError),
+              (status = 403, description = "sale_not_open, not_admitted or csrf", body = AppError)))]
+pub async fn hold_places(
+    State(state): State<AppState>,
+    session: Session,
+    CurrentUser(user): CurrentUser,
+    IdPath(event_id): IdPath,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<StandingPlaces>,
+) -> ApiResult<(StatusCode, Json<Hold>)> {
+    limit_fan(&state, &user)?;
+    let key = optional_key(&headers)?;
+    let admission = frontrow_app::session::admission(&session, &state.engine, event_id, user.user_id, admission_header(&headers)?).await?;
+    let held = state.engine.hold_places(user.user_id, event_id, &body, admission.as_ref(), key.as_ref()).await?;
+    Ok((if held.existing { StatusCode::OK } else { StatusCode::CREATED }, Json(held.hold)))
 }
 
 #[utoipa::path(get, path = "/api/v1/holds/{hold_id}", params(("hold_id" = Uuid, Path)), security(("session" = [])),

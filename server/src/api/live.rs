@@ -7,7 +7,7 @@ use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use frontrow_model::live::LiveFrame;
-use frontrow_engine::live::{FeedMessage, LiveEvent};
+use frontrow_engine::live::{FeedMessage, LiveEvent, View};
 use serde::Deserialize;
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,13 +29,28 @@ pub struct LiveQuery {
     pub since: Option<i64>,
     #[param(value_type = Option<i64>, minimum = 0, maximum = 4294967295_i64)]
     pub epoch: Option<u32>,
+    /// Only this section's seats (of a standing area: its count of free
+    /// places, as `counts` frames).
+    #[param(max_length = 16)]
+    pub section: Option<String>,
+    /// `overview`: every section's count of free places, as `counts`
+    /// frames, instead of seats.
+    pub view: Option<LiveView>,
+}
+
+/// What a viewer watches instead of every seat.
+#[derive(Debug, Clone, Copy, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LiveView {
+    Overview,
 }
 
 /// Upgraded to a WebSocket: a snapshot frame, then a diff frame whenever
-/// seats change. Without the upgrade: the snapshot frame alone, as JSON.
+/// seats change (a viewer of the overview or of a standing area: counts
+/// frames). Without the upgrade: the first frame alone, as JSON.
 #[utoipa::path(get, path = "/api/v1/events/{event_id}/live", params(("event_id" = Uuid, Path), LiveQuery),
-    responses((status = 101, description = "WebSocket: a snapshot frame, then diff frames"),
-              (status = 200, description = "no upgrade asked for: the snapshot frame", body = LiveFrame)))]
+    responses((status = 101, description = "WebSocket: a snapshot frame, then diff frames (or counts frames)"),
+              (status = 200, description = "no upgrade asked for: the first frame", body = LiveFrame)))]
 pub async fn live(
     State(state): State<AppState>,
     IdPath(event_id): IdPath,
@@ -48,19 +63,24 @@ pub async fn live(
     if event.facts().is_some_and(|e| !e.published) {
         return Err(AppError::not_found());
     }
+    let view = match (query.view, query.section.as_deref()) {
+        (Some(_), Some(_)) => return Err(AppError::invalid("ask for one section or the overview, not both")),
+        (Some(LiveView::Overview), None) => View::Overview,
+        (None, section) => event.view(section).ok_or_else(|| AppError::invalid("this event has no such section"))?,
+    };
     let since = match query.since.map(u64::try_from) {
         Some(Err(_)) => return Err(AppError::invalid("since is a frame's seq: 0 or more")),
         Some(Ok(seq)) => query.epoch.zip(Some(seq)),
         None => None,
     };
     let Ok(upgrade) = upgrade else {
-        let frame = event.snapshot_frame(since).ok_or_else(AppError::not_found)?;
+        let frame = event.snapshot_frame(view, since).ok_or_else(AppError::not_found)?;
         return Ok(([(header::CONTENT_TYPE, "application/json")], axum::body::Body::from(frame)).into_response());
     };
     let slot = socket_slot(&state, &client, None)?;
     let shutdown = state.shutdown.clone();
     Ok(small_buffers(upgrade).on_upgrade(move |socket| async move {
-        serve_viewer(socket, event, since, shutdown).await;
+        serve_viewer(socket, event, view, since, shutdown).await;
         drop(slot);
     }))
 }
@@ -79,13 +99,13 @@ const SEND_WITHIN: Duration = Duration::from_secs(10);
 /// Close code telling a viewer it fell behind: reconnect and resume.
 const FELL_BEHIND: u16 = 4000;
 
-async fn serve_viewer(mut socket: WebSocket, event: Arc<LiveEvent>, since: Option<(u32, u64)>, shutdown: CancellationToken) {
+async fn serve_viewer(mut socket: WebSocket, event: Arc<LiveEvent>, view: View, since: Option<(u32, u64)>, shutdown: CancellationToken) {
     metrics::gauge!("frontrow_live_viewers").increment(1.0);
     // Subscribe first, then snapshot: nothing can fall between the two.
-    let mut feed = event.subscribe();
-    if let Some(frame) = event.snapshot_frame(since).and_then(|f| Utf8Bytes::try_from(f).ok()) {
+    let mut feed = event.subscribe(view);
+    if let Some(frame) = event.snapshot_frame(view, since).and_then(|f| Utf8Bytes::try_from(f).ok()) {
         if socket.send(Message::Text(frame)).await.is_ok() {
-            relay(&mut socket, &event, &mut feed, &shutdown).await;
+            relay(&mut socket, &event, view, &mut feed, &shutdown).await;
         }
     }
     metrics::gauge!("frontrow_live_viewers").decrement(1.0);
@@ -94,6 +114,7 @@ async fn serve_viewer(mut socket: WebSocket, event: Arc<LiveEvent>, since: Optio
 async fn relay(
     socket: &mut WebSocket,
     event: &LiveEvent,
+    view: View,
     feed: &mut tokio::sync::broadcast::Receiver<FeedMessage>,
     shutdown: &CancellationToken,
 ) {
@@ -112,7 +133,7 @@ async fn relay(
                 Ok(FeedMessage::Diff(frame)) => frame,
                 // The board itself started over (a lost database listener):
                 // every viewer gets the whole map once.
-                Ok(FeedMessage::Resync) => match event.snapshot_frame(None) {
+                Ok(FeedMessage::Resync) => match event.snapshot_frame(view, None) {
                     Some(frame) => frame,
                     None => return,
                 },

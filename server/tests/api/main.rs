@@ -17,4 +17,5 @@ mod outage;
 mod pages;
 mod payment_http;
 mod server_fns;
+mod venues;
 mod waiting_room;

@@ -9,7 +9,8 @@ use crate::client::browser::sleep;
 use crate::format::money;
 
 /// An event's figures, refreshed every two seconds while the page is open.
-#[island]
+#[cfg_attr(any(feature = "ssr", feature = "staff"), island)]
+#[cfg_attr(not(any(feature = "ssr", feature = "staff")), component)]
 pub fn LiveDashboard(event_id: Uuid, stats: EventStats) -> impl IntoView {
     let stats = RwSignal::new(stats);
     let refreshed = RwSignal::new(false);

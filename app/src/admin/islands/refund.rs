@@ -8,7 +8,8 @@ use crate::client::browser::random_key;
 use crate::format::money;
 
 /// A booking's tickets with the refund controls: some tickets, or all.
-#[island]
+#[cfg_attr(any(feature = "ssr", feature = "staff"), island)]
+#[cfg_attr(not(any(feature = "ssr", feature = "staff")), component)]
 pub fn RefundPanel(booking_id: Uuid, tickets: Vec<(Ticket, String)>) -> impl IntoView {
     let states = RwSignal::new(tickets.iter().map(|(t, _)| (t.ticket_id, t.state)).collect::<Vec<_>>());
     let chosen = RwSignal::new(Vec::<Uuid>::new());

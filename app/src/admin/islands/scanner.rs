@@ -92,7 +92,8 @@ fn start_camera(found: impl Fn(String) + Clone + 'static, camera: RwSignal<&'sta
 /// The door's scanner: the camera where the browser can read QR codes, and
 /// a typed code always; the verdict large and coloured, and the event's
 /// checked-in count.
-#[island]
+#[cfg_attr(any(feature = "ssr", feature = "staff"), island)]
+#[cfg_attr(not(any(feature = "ssr", feature = "staff")), component)]
 pub fn Scanner(events: Vec<(Uuid, String)>) -> impl IntoView {
     let event = RwSignal::new(events.first().map(|e| e.0));
     let code = RwSignal::new(String::new());

@@ -1,4 +1,4 @@
-use frontrow_model::{AppError, Booking, CounterPayment, ErrorKind, IdempotencyKey, PaymentToken, SeatId, TierPrice};
+use frontrow_model::{AppError, Booking, CounterPayment, ErrorKind, IdempotencyKey, PaymentToken, SeatId, StandingPlaces, TierPrice};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use uuid::Uuid;
@@ -58,8 +58,9 @@ fn ids(picks: &[Picked]) -> Vec<SeatId> {
 
 /// The box office's seat desk over the staff map: select seats, then block,
 /// unblock, release a stuck hold, or sell them at the counter.
-#[island]
-pub fn SeatDesk(event_id: Uuid, tiers: Vec<TierPrice>) -> impl IntoView {
+#[cfg_attr(any(feature = "ssr", feature = "staff"), island)]
+#[cfg_attr(not(any(feature = "ssr", feature = "staff")), component)]
+pub fn SeatDesk(event_id: Uuid, tiers: Vec<TierPrice>, standing: Option<String>) -> impl IntoView {
     let selected = RwSignal::new(Vec::<Picked>::new());
     let message = RwSignal::new(None::<(&'static str, String)>);
     let busy = RwSignal::new(false);
@@ -74,6 +75,9 @@ pub fn SeatDesk(event_id: Uuid, tiers: Vec<TierPrice>) -> impl IntoView {
     // Made in the browser on first use (the server has no crypto source).
     let sale_key = StoredValue::new(None::<String>);
     let tiers = StoredValue::new(tiers);
+    // A standing area's places are sold by count, not picked on the map.
+    let places = RwSignal::new("1".to_owned());
+    let area = StoredValue::new(standing.clone());
 
     let toggle = move |seat_id: String| {
         let Some(el) = seat_el(&seat_id) else { return };
@@ -167,8 +171,9 @@ pub fn SeatDesk(event_id: Uuid, tiers: Vec<TierPrice>) -> impl IntoView {
         let key = sale_key.get_value().unwrap_or_else(random_key);
         sale_key.set_value(Some(key.clone()));
         let Ok(key) = IdempotencyKey::parse(key) else { return };
+        let standing = area.get_value().map(|section| StandingPlaces { section, count: places.get_untracked().parse().unwrap_or(1) });
         act(Box::pin(async move {
-            match counter_sale(event_id, ids(&picks), pay, token, name, Some(email), key).await {
+            match counter_sale(event_id, ids(&picks), standing, pay, token, name, Some(email), key).await {
                 Ok(booking) => {
                     sale_key.set_value(None);
                     done(booking.seat_ids.clone(), "sold", format!("Sold {} for {}.", booking.seat_ids.join(", "), money(booking.total_cents)));
@@ -195,11 +200,25 @@ pub fn SeatDesk(event_id: Uuid, tiers: Vec<TierPrice>) -> impl IntoView {
         }
     };
     let none = move || busy.get() || selected.with(Vec::is_empty);
-    view! {
-        <aside class="picker desk" id="desk" aria-label="Seat desk" data-ready=move || ready.get().to_string()>
+    let nothing_to_sell = move || busy.get() || (area.with_value(Option::is_none) && selected.with(Vec::is_empty));
+    let choose = match standing {
+        Some(section) => view! {
+            <h2>{format!("Standing area {section}")}</h2>
+            <label>"Places to sell" <input id="desk-places" type="number" min="1" max="100" prop:value=move || places.get()
+                on:input=move |ev| places.set(event_target_value(&ev))/></label>
+            <p class="hint">"Any free places of the area are sold."</p>
+        }
+        .into_any(),
+        None => view! {
             <h2>"Selected seats"</h2>
             {move || selected.with(Vec::is_empty).then(|| view! { <p class="hint">"Click seats on the map."</p> })}
             {selection}
+        }
+        .into_any(),
+    };
+    view! {
+        <aside class="picker desk" id="desk" aria-label="Seat desk" data-ready=move || ready.get().to_string()>
+            {choose}
             <fieldset>
                 <legend>"Block, unblock, release"</legend>
                 <label>"Reason (for the log)" <input id="desk-reason" maxlength="500" prop:value=move || reason.get()
@@ -229,7 +248,7 @@ pub fn SeatDesk(event_id: Uuid, tiers: Vec<TierPrice>) -> impl IntoView {
                         </select>
                     </label>
                 })}
-                <button class="primary" id="sell-button" disabled=move || none() || customer_name.with(|n| n.trim().is_empty()) on:click=sell>"Sell"</button>
+                <button class="primary" id="sell-button" disabled=move || nothing_to_sell() || customer_name.with(|n| n.trim().is_empty()) on:click=sell>"Sell"</button>
             </fieldset>
             <div class="message" role="status" aria-live="polite">
                 {move || message.get().map(|(kind, text)| view! { <p class=format!("msg {kind}")>{text}</p> })}

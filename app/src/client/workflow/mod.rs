@@ -1,13 +1,15 @@
 //! The seat picker's workflow: choosing seats, holding them (by hand, best
-//! available, or the nearest free block after a lost race), the countdown
-//! on the server's clock, paying with an idempotency key kept per hold and
-//! card, releasing, and following the live feed.
+//! available, the nearest free block after a lost race, or a standing
+//! area's places by count), the countdown on the server's clock, paying
+//! (`pay`), releasing, and following the live feed (`feed`).
+
+mod feed;
+mod pay;
 
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use frontrow_model::live::LiveFrame;
-use frontrow_model::{AppError, CheckoutAnswer, ErrorKind, Hold, HoldToken, IdempotencyKey, PaymentToken, SeatId, SeatStatus};
+use frontrow_model::{AppError, ErrorKind, Hold, HoldToken, IdempotencyKey, SeatId, SeatStatus, StandingPlaces};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use uuid::Uuid;
@@ -15,13 +17,14 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{KeyboardEvent, MouseEvent};
 
-use super::browser::{focus, navigate, now_ms, random_key, session_storage, sleep, window};
-use super::live_feed::{self, FeedListener};
+use super::browser::{element, focus, navigate, now_ms, random_key, session_storage, window};
+use super::live_feed;
 use super::seat_dom::*;
 use crate::actions;
 use crate::format::money;
-use crate::props::{HoldInfo, PickerProps};
+use crate::props::{HoldInfo, PickerProps, StandingOffer};
 use frontrow_model::TierPrice;
+use pay::checkout_key;
 
 /// The simulated provider's test cards.
 pub const TEST_CARDS: [(&str, &str); 4] = [
@@ -80,8 +83,12 @@ pub struct Picker {
     /// The waiting room's admission token (renewed while the page is open).
     admission: StoredValue<Option<String>>,
     queue_token: StoredValue<Option<String>>,
-    /// Seats the map shows available, for the availability line.
+    /// Seats (or places) the page shows available, for the availability line.
     available: StoredValue<i64>,
+    /// What the live feed sends this page (see [`PickerProps::feed`]).
+    feed: StoredValue<String>,
+    /// On a standing area's page: its places, held by count.
+    pub standing: RwSignal<Option<StandingOffer>>,
     /// What the live feed said about the fan's own held seats while they
     /// held them (the map keeps showing them as theirs meanwhile).
     heard_on_mine: StoredValue<HashMap<String, SeatStatus>>,
@@ -115,6 +122,8 @@ impl Picker {
             admission: StoredValue::new(props.admission_token.clone()),
             queue_token: StoredValue::new(props.queue_token.clone()),
             available: StoredValue::new(0),
+            feed: StoredValue::new(props.feed.clone()),
+            standing: RwSignal::new(props.standing.clone()),
             heard_on_mine: StoredValue::new(HashMap::new()),
             hold_key: StoredValue::new(None),
         }
@@ -126,7 +135,10 @@ impl Picker {
 
     /// Browser only: wires the map, opens the live feed, starts the clock.
     pub fn start(self, server_now_ms: i64) {
-        self.available.set_value(count_available());
+        // A seat map counts its seats; the overview and a standing area
+        // start from the count the server rendered.
+        let rendered = element("availability").and_then(|a| a.get_attribute("data-available")).and_then(|n| n.parse().ok());
+        self.available.set_value(if seat_map().is_some() { count_available() } else { rendered.unwrap_or(0) });
         // The page was rendered at `server_now_ms`, just before its first
         // byte arrived here: the offset is right to within that latency.
         let first_byte = window().performance().map(|perf| perf.timing().response_start() as f64).filter(|t| *t > 0.0);
@@ -154,7 +166,7 @@ impl Picker {
             on_click.forget();
             on_keydown.forget();
         }
-        live_feed::open(self.event_id.get_value().to_string(), Rc::new(self));
+        live_feed::open(self.event_id.get_value().to_string(), self.feed.get_value(), Rc::new(self));
         let _ = set_interval_with_handle(
             move || {
                 if let Some(hold) = self.hold.get_untracked() {
@@ -323,6 +335,29 @@ impl Picker {
         });
     }
 
+    /// Holds `count` places of the standing area this page shows.
+    pub fn hold_places(self, count: String) {
+        if !self.signed_in {
+            return self.sign_in_first();
+        }
+        let Some(offer) = self.standing.get_untracked() else { return };
+        if self.busy.get_untracked() {
+            return;
+        }
+        let places = StandingPlaces { section: offer.section, count: count.parse().unwrap_or(1) };
+        // A fresh key per press: a retry of this very request (a lost
+        // answer) gets the same hold back, never a second one.
+        let key = IdempotencyKey::parse(random_key()).ok();
+        self.busy.set(true);
+        spawn_local(async move {
+            match actions::hold_places(self.event_id.get_value(), places, self.admission.get_value(), key).await {
+                Ok(hold) => self.took_hold(hold),
+                Err(e) => self.hold_refused(e),
+            }
+            self.busy.set(false);
+        });
+    }
+
     fn took_hold(self, hold: Hold) {
         let hold = HoldInfo {
             hold_id: hold.hold_id,
@@ -417,51 +452,6 @@ impl Picker {
         }
     }
 
-    pub fn pay(self) {
-        let Some(hold) = self.hold.get_untracked() else { return };
-        if self.busy.get_untracked() {
-            return;
-        }
-        let card = self.card.get_untracked();
-        let (Ok(token), Ok(payment), Ok(key)) =
-            (HoldToken::parse(hold.hold_token.clone()), PaymentToken::parse(card.clone()), IdempotencyKey::parse(idempotency_key(hold.hold_id, &card)))
-        else {
-            return self.say("error", "This payment cannot be sent.");
-        };
-        self.busy.set(true);
-        self.say("info", "Paying…");
-        spawn_local(async move {
-            for _ in 0..30 {
-                match actions::checkout(hold.hold_id, token.clone(), payment.clone(), key.clone()).await {
-                    Ok(CheckoutAnswer::Confirmed { booking }) => return navigate(&format!("/bookings/{}", booking.booking_id)),
-                    Ok(CheckoutAnswer::PaymentPending { checkout_id }) => return navigate(&format!("/checkouts/{checkout_id}")),
-                    Err(e) => match e.kind {
-                        ErrorKind::PaymentDeclined { .. } | ErrorKind::PaymentFailed { .. } => {
-                            if let Some(storage) = session_storage() {
-                                let _ = storage.remove_item(&checkout_key(hold.hold_id));
-                            }
-                            self.say("error", "Your card was declined and nothing was charged. Try another card: your seats stay held until the timer runs out.");
-                            break;
-                        }
-                        ErrorKind::HoldExpired { .. } => {
-                            self.let_go(&hold);
-                            self.say("error", "Your hold expired before payment, so nothing was booked. Any amount taken is refunded.");
-                            break;
-                        }
-                        ErrorKind::Unauthenticated => return self.sign_in_first(),
-                        // The first attempt (another tab, a reload) is still running: wait for its answer.
-                        ErrorKind::IdempotencyKeyInUse | ErrorKind::CheckoutInProgress => sleep(1000).await,
-                        _ => {
-                            self.say("error", e.message);
-                            break;
-                        }
-                    },
-                }
-            }
-            self.busy.set(false);
-        });
-    }
-
     /// Keeps the admission alive while the page is open; sends the fan back
     /// to the queue if it lapsed.
     fn renew_admission(self) {
@@ -474,81 +464,4 @@ impl Picker {
             }
         });
     }
-
-    /// Applies a status from the live feed (or a conflict); drops the seat
-    /// from the fan's selection if it is no longer available and returns its
-    /// label if so.
-    fn apply_status(self, seat_id: &str, status: SeatStatus) -> Option<String> {
-        let el = seat_el(seat_id)?;
-        self.show(&el, status);
-        if status == SeatStatus::Available {
-            return None;
-        }
-        if self.suggestion.with_untracked(|s| s.as_ref().is_some_and(|s| s.seat_ids.iter().any(|x| x == seat_id))) {
-            self.clear_suggestion();
-        }
-        if self.selected.with_untracked(|s| s.iter().any(|x| x.seat_id == seat_id)) {
-            self.selected.update(|s| s.retain(|x| x.seat_id != seat_id));
-            set_selected(&el, false);
-            return Some(seat_label(&el));
-        }
-        None
-    }
-}
-
-impl FeedListener for Picker {
-    fn resume_from(&self) -> (u32, u64) {
-        (self.epoch.get_value(), self.seq.get_value())
-    }
-
-    fn connected(&self, live: bool) {
-        self.live.set(if live { "live" } else { "reconnecting" });
-    }
-
-    fn frame(&self, frame: LiveFrame<'_>) {
-        let (epoch, seq, changes) = frame.into_parts();
-        let mine: Vec<String> = self.hold.with_untracked(|h| h.as_ref().map(|h| h.seat_ids.clone()).unwrap_or_default());
-        let mut dropped = Vec::new();
-        for change in changes {
-            // The fan's own held seats stay theirs until sold (a stale
-            // "available" from before the hold must not undo it).
-            if mine.iter().any(|m| *m == change.seat_id) && change.status != SeatStatus::Sold {
-                self.heard_on_mine.update_value(|heard| {
-                    heard.insert(change.seat_id.to_string(), change.status);
-                });
-                continue;
-            }
-            if let Some(label) = self.apply_status(&change.seat_id, change.status) {
-                dropped.push(label);
-            }
-        }
-        self.epoch.set_value(epoch);
-        self.seq.set_value(seq);
-        if !dropped.is_empty() {
-            let verb = if dropped.len() == 1 { "was" } else { "were" };
-            self.say("error", format!("{} {verb} just taken by someone else and left your selection.", joined(&dropped)));
-        }
-    }
-}
-
-fn checkout_key(hold_id: Uuid) -> String {
-    format!("frontrow.checkout.{hold_id}")
-}
-
-/// The idempotency key for paying this hold with this card: reused on a
-/// double click or after a reload (the server then answers the first
-/// request's outcome), fresh after a decline or a change of card.
-fn idempotency_key(hold_id: Uuid, card: &str) -> String {
-    let storage = session_storage();
-    let stored = storage.as_ref().and_then(|s| s.get_item(&checkout_key(hold_id)).ok().flatten());
-    if let Some((stored_card, key)) = stored.as_deref().and_then(|s| s.split_once(':')) {
-        if stored_card == card {
-            return key.to_owned();
-        }
-    }
-    let key = random_key();
-    if let Some(storage) = storage {
-        let _ = storage.set_item(&checkout_key(hold_id), &format!("{card}:{key}"));
-    }
-    key
 }

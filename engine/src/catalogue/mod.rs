@@ -4,16 +4,18 @@
 use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
-use frontrow_model::{
-    CreatedEvent, Event, EventChanges, EventStatus, EventSummary, NewEvent, NewSection, SeatKind, SeatStatus, StaffEventLine, TierPrice,
-};
+use frontrow_model::{CreatedEvent, Event, EventChanges, EventStatus, EventSummary, NewEvent, SeatKind, SeatStatus, StaffEventLine, TierPrice};
 use uuid::Uuid;
 
 use crate::admission::Admission;
 use crate::changelog;
 use crate::error::{EngineError, Result};
-use crate::live::{EventLayout, LayoutRow, LayoutSeat, LayoutSection};
 use crate::Engine;
+
+mod plan;
+
+pub(crate) use plan::{insert_sections, load_shapes, plan_seats, stage_json};
+pub use plan::{plan_layout, validate_sections, validate_stage};
 
 pub const MAX_SEATS_PER_EVENT: i64 = 100_000;
 pub const MAX_LABEL_LEN: usize = 16;
@@ -27,15 +29,6 @@ pub(crate) fn check_text(field: &str, value: &str, max: usize) -> Result<()> {
     Ok(())
 }
 
-/// Section and row labels become part of seat ids (`SECTION-ROW-NUMBER`), so
-/// they are restricted to letters and digits to keep ids unambiguous.
-fn check_label(field: &str, value: &str) -> Result<()> {
-    if value.is_empty() || value.len() > MAX_LABEL_LEN || !value.chars().all(|c| c.is_ascii_alphanumeric()) {
-        return Err(EngineError::invalid(format!("{field} {value:?} must be 1 to {MAX_LABEL_LEN} letters or digits")));
-    }
-    Ok(())
-}
-
 fn check_rules(hold_ttl_seconds: i32, max_seats_per_order: i32) -> Result<()> {
     if !(1..=3600).contains(&hold_ttl_seconds) {
         return Err(EngineError::invalid("hold_ttl_seconds must be 1 to 3600"));
@@ -44,50 +37,6 @@ fn check_rules(hold_ttl_seconds: i32, max_seats_per_order: i32) -> Result<()> {
         return Err(EngineError::invalid("max_seats_per_order must be 1 to 50"));
     }
     Ok(())
-}
-
-/// Checks a seating plan against the tiers it may use; counts its seats.
-pub fn validate_sections(sections: &[NewSection], tiers: &HashSet<&str>) -> Result<i64> {
-    if sections.is_empty() || sections.len() > 200 {
-        return Err(EngineError::invalid("sections must list 1 to 200 sections"));
-    }
-    let mut names = HashSet::new();
-    let mut total: i64 = 0;
-    for s in sections {
-        check_label("section", &s.section)?;
-        if !names.insert(s.section.as_str()) {
-            return Err(EngineError::invalid(format!("section {:?} is listed twice", s.section)));
-        }
-        if s.rows.is_empty() || s.rows.len() > 500 {
-            return Err(EngineError::invalid(format!("section {:?} must have 1 to 500 rows", s.section)));
-        }
-        let mut rows = HashSet::new();
-        for r in &s.rows {
-            check_label("row", &r.row)?;
-            if !rows.insert(r.row.as_str()) {
-                return Err(EngineError::invalid(format!("row {:?} appears twice in section {:?}", r.row, s.section)));
-            }
-            if !(1..=1000).contains(&r.seats) {
-                return Err(EngineError::invalid("a row must have 1 to 1000 seats"));
-            }
-            if !tiers.contains(r.tier.as_str()) {
-                return Err(EngineError::invalid(format!("row {:?} uses unknown tier {:?}", r.row, r.tier)));
-            }
-            for (what, numbers) in [("aisles_after", &r.aisles_after), ("wheelchair", &r.wheelchair), ("companion", &r.companion)] {
-                if numbers.iter().any(|n| !(1..=r.seats).contains(n)) {
-                    return Err(EngineError::invalid(format!("{what} of row {:?} must be seat numbers 1 to {}", r.row, r.seats)));
-                }
-            }
-            if r.wheelchair.iter().any(|n| r.companion.contains(n)) {
-                return Err(EngineError::invalid(format!("a seat of row {:?} cannot be both wheelchair and companion", r.row)));
-            }
-            total += i64::from(r.seats);
-        }
-    }
-    if total > MAX_SEATS_PER_EVENT {
-        return Err(EngineError::invalid(format!("an event may have at most {MAX_SEATS_PER_EVENT} seats")));
-    }
-    Ok(total)
 }
 
 /// Checks a new event and counts its seats.
@@ -109,74 +58,8 @@ pub fn validate_new_event(new: &NewEvent) -> Result<i64> {
             return Err(EngineError::invalid(format!("tier {:?} is listed twice", t.tier)));
         }
     }
+    validate_stage(new.stage.as_ref())?;
     validate_sections(&new.sections, &tiers)
-}
-
-/// One seat of a plan, as it is stored.
-pub(crate) struct PlannedSeat {
-    pub seat_id: String,
-    pub section: String,
-    pub row: String,
-    pub number: i32,
-    pub tier: String,
-    pub kind: SeatKind,
-    pub aisle_before: bool,
-}
-
-/// Every seat a plan describes, in layout order: sections, rows and
-/// numbers as staff listed them.
-pub(crate) fn plan_seats(sections: &[NewSection]) -> Vec<PlannedSeat> {
-    let mut seats = Vec::new();
-    for s in sections {
-        for r in &s.rows {
-            for n in 1..=r.seats {
-                let kind = if r.wheelchair.contains(&n) {
-                    SeatKind::Wheelchair
-                } else if r.companion.contains(&n) {
-                    SeatKind::Companion
-                } else {
-                    SeatKind::Standard
-                };
-                seats.push(PlannedSeat {
-                    seat_id: format!("{}-{}-{}", s.section, r.row, n),
-                    section: s.section.clone(),
-                    row: r.row.clone(),
-                    number: n,
-                    tier: r.tier.clone(),
-                    kind,
-                    aisle_before: r.aisles_after.contains(&(n - 1)),
-                });
-            }
-        }
-    }
-    seats
-}
-
-/// A plan as the seat map draws it, before any event exists (the layout
-/// generator's preview): tiers in the order given, prices from `tiers`.
-pub fn plan_layout(sections: &[NewSection], tiers: &[TierPrice]) -> EventLayout {
-    let mut layout_sections: Vec<LayoutSection> = Vec::new();
-    let mut seats = Vec::new();
-    for (i, p) in plan_seats(sections).into_iter().enumerate() {
-        if layout_sections.last().is_none_or(|s| s.name != p.section) {
-            layout_sections.push(LayoutSection { name: p.section.clone(), rows: Vec::new() });
-        }
-        let section = layout_sections.last_mut().expect("pushed above");
-        if section.rows.last().is_none_or(|r| r.label != p.row) {
-            section.rows.push(LayoutRow { label: p.row.clone(), seats: Vec::new() });
-        }
-        section.rows.last_mut().expect("pushed above").seats.push(i);
-        let tier_index = tiers.iter().position(|t| t.tier == p.tier).unwrap_or(0);
-        seats.push(LayoutSeat {
-            seat_id: p.seat_id,
-            number: p.number,
-            tier_index,
-            price_cents: tiers.get(tier_index).map_or(0, |t| t.price_cents),
-            kind: p.kind,
-            aisle_before: p.aisle_before,
-        });
-    }
-    EventLayout::new(layout_sections, seats)
 }
 
 /// The event's booking rules, checked on every hold.
@@ -228,10 +111,14 @@ impl Engine {
         let mut new = new.clone();
         match (new.layout_id, new.sections.is_empty()) {
             (Some(_), false) => return Err(EngineError::invalid("give either sections or layout_id, not both")),
-            (Some(layout_id), true) => new.sections = self.layout(layout_id).await.map_err(|e| match e {
-                EngineError::NotFound => EngineError::invalid("no such layout_id"),
-                other => other,
-            })?.sections,
+            (Some(layout_id), true) => {
+                let layout = self.layout(layout_id).await.map_err(|e| match e {
+                    EngineError::NotFound => EngineError::invalid("no such layout_id"),
+                    other => other,
+                })?;
+                new.sections = layout.sections;
+                new.stage = new.stage.or(layout.stage);
+            }
             (None, _) => {}
         }
         let seats_total = validate_new_event(&new)?;
@@ -239,8 +126,8 @@ impl Engine {
         let mut tx = self.pool().begin().await?;
         sqlx::query!(
             r#"INSERT INTO events (event_id, name, kind, venue, starts_at, sale_opens_at, hold_ttl_seconds,
-                                   max_seats_per_order, waiting_room_enabled, published, created_by)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"#,
+                                   max_seats_per_order, waiting_room_enabled, published, created_by, stage)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"#,
             event_id,
             new.name.trim(),
             new.kind.trim(),
@@ -252,9 +139,11 @@ impl Engine {
             new.waiting_room_enabled,
             new.published,
             created_by,
+            stage_json(new.stage.as_ref())?,
         )
         .execute(&mut *tx)
         .await?;
+        insert_sections(&mut tx, event_id, &new.sections).await?;
         let tier_names: Vec<String> = new.tiers.iter().map(|t| t.tier.clone()).collect();
         let tier_prices: Vec<i32> = new.tiers.iter().map(|t| t.price_cents).collect();
         sqlx::query!(
@@ -352,7 +241,7 @@ impl Engine {
             return Err(EngineError::EventCancelled);
         }
         changelog::record(&mut tx, Some(event_id), actor, kind, &[], &what.join(", ")).await?;
-        announce_event_change(&mut tx, event_id).await?;
+        crate::notices::announce_event_change(&mut tx, event_id).await?;
         tx.commit().await?;
         self.board().refresh_facts(event_id).await?;
         self.event(event_id).await
@@ -425,12 +314,6 @@ impl Engine {
     }
 }
 
-/// Tells every instance to re-read the event (committed with the change).
-pub(crate) async fn announce_event_change(conn: &mut sqlx::PgConnection, event_id: Uuid) -> Result<()> {
-    sqlx::query!("SELECT pg_notify($1, $2::uuid::text)", crate::live::EVENTS_CHANNEL, event_id).execute(conn).await?;
-    Ok(())
-}
-
 /// Reads an event (the one query every view of an event starts from).
 pub(crate) async fn load_event(pool: &sqlx::PgPool, event_id: Uuid) -> Result<Event> {
     let e = sqlx::query!(
@@ -476,84 +359,5 @@ pub fn summary(event: Event, seats_total: i64, seats_available: i64, now: DateTi
         event,
         seats_total,
         seats_available,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use frontrow_model::NewRow;
-
-    fn event() -> NewEvent {
-        NewEvent {
-            name: "N".into(),
-            kind: "concert".into(),
-            venue: "V".into(),
-            starts_at: Utc::now(),
-            sale_opens_at: Utc::now(),
-            hold_ttl_seconds: 480,
-            max_seats_per_order: 8,
-            waiting_room_enabled: false,
-            published: true,
-            tiers: vec![TierPrice { tier: "T".into(), price_cents: 100 }],
-            sections: vec![NewSection { section: "A".into(), rows: vec![row("1", 10)] }],
-            layout_id: None,
-        }
-    }
-
-    fn row(label: &str, seats: i32) -> NewRow {
-        NewRow { row: label.into(), seats, tier: "T".into(), aisles_after: vec![], wheelchair: vec![], companion: vec![] }
-    }
-
-    #[test]
-    fn a_valid_layout_counts_its_seats() {
-        assert_eq!(validate_new_event(&event()).unwrap(), 10);
-    }
-
-    #[test]
-    fn layouts_that_would_make_ambiguous_or_dangling_seats_are_refused() {
-        let mut e = event();
-        e.sections[0].section = "A-B".into();
-        assert!(validate_new_event(&e).is_err(), "a dash would make seat ids ambiguous");
-        let mut e = event();
-        e.sections[0].rows[0].tier = "missing".into();
-        assert!(validate_new_event(&e).is_err());
-        let mut e = event();
-        let row = e.sections[0].rows[0].clone();
-        e.sections[0].rows.push(row);
-        assert!(validate_new_event(&e).is_err(), "duplicate row");
-        let mut e = event();
-        e.hold_ttl_seconds = 0;
-        assert!(validate_new_event(&e).is_err());
-        let mut e = event();
-        e.sections[0].rows[0].seats = 1001;
-        assert!(validate_new_event(&e).is_err());
-        let mut e = event();
-        e.sections[0].rows[0].aisles_after = vec![11];
-        assert!(validate_new_event(&e).is_err(), "an aisle after a seat the row does not have");
-        let mut e = event();
-        e.sections[0].rows[0].wheelchair = vec![2];
-        e.sections[0].rows[0].companion = vec![2];
-        assert!(validate_new_event(&e).is_err(), "one seat, two kinds");
-        let mut e = event();
-        e.name = "tab\u{0}".into();
-        assert!(validate_new_event(&e).is_err(), "control characters");
-    }
-
-    #[test]
-    fn a_plan_lists_every_seat_with_its_kind_and_the_aisles() {
-        let mut r = row("1", 6);
-        r.aisles_after = vec![3];
-        r.wheelchair = vec![1];
-        r.companion = vec![2];
-        let seats = plan_seats(&[NewSection { section: "B".into(), rows: vec![r] }]);
-        assert_eq!(seats.len(), 6);
-        assert_eq!(seats[0].seat_id, "B-1-1");
-        assert_eq!(seats[0].kind, SeatKind::Wheelchair);
-        assert_eq!(seats[1].kind, SeatKind::Companion);
-        assert!(seats[3].aisle_before && !seats[2].aisle_before, "the aisle runs between seats 3 and 4");
-        let layout = plan_layout(&[NewSection { section: "B".into(), rows: vec![row("1", 2)] }], &[TierPrice { tier: "T".into(), price_cents: 7 }]);
-        assert_eq!(layout.seats[1].price_cents, 7);
-        assert_eq!(layout.seat_label(1), "Section B, row 1, seat 2");
     }
 }

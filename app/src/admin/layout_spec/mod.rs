@@ -1,9 +1,14 @@
 //! The layout generator's form, and the plan it describes: per section, how
-//! many rows of how many seats, where the aisles run, which rows are in
-//! which price tier, and where the wheelchair spaces and companion seats
-//! are. Plain Rust, so the browser builds the plan as staff type.
+//! many rows of how many seats (growing row by row if asked), where the
+//! aisles run, which rows are in which price tier, where the wheelchair
+//! spaces and companion seats are, and where the section sits on the map;
+//! or a standing area with its capacity. Plain Rust, so the browser builds
+//! the plan as staff type. The templates it starts from are in
+//! [`templates`].
 
-use frontrow_model::{NewRow, NewSection};
+pub mod templates;
+
+use frontrow_model::{NewRow, NewSection, Placement, StandingArea};
 use serde::{Deserialize, Serialize};
 
 /// One section as the generator's form describes it.
@@ -23,6 +28,15 @@ pub struct SectionSpec {
     pub wheelchair: String,
     /// Companion seats by row, in the same form.
     pub companion: String,
+    /// Seats added to each row over the one in front (rows widen going back).
+    #[serde(default)]
+    pub growth: u32,
+    /// Where it sits on the map; none: the default grid.
+    #[serde(default)]
+    pub placement: Option<Placement>,
+    /// A standing area (capacity, tier, size) instead of rows.
+    #[serde(default)]
+    pub standing: Option<StandingArea>,
 }
 
 impl Default for SectionSpec {
@@ -36,6 +50,9 @@ impl Default for SectionSpec {
             tiers: "1-3 Premium, 4-10 Standard".into(),
             wheelchair: String::new(),
             companion: String::new(),
+            growth: 0,
+            placement: None,
+            standing: None,
         }
     }
 }
@@ -99,12 +116,16 @@ pub fn sections(specs: &[SectionSpec]) -> Result<Vec<NewSection>, String> {
     specs
         .iter()
         .map(|spec| {
+            let name = spec.name.trim().to_owned();
+            if let Some(area) = &spec.standing {
+                return Ok(NewSection { section: name, rows: Vec::new(), placement: spec.placement, standing: Some(area.clone()) });
+            }
             let aisles = numbers(&spec.aisles_after)?;
             let rows = (1..=spec.rows)
                 .map(|r| {
                     Ok(NewRow {
                         row: row_label(r, spec.letters),
-                        seats: spec.seats as i32,
+                        seats: (spec.seats + (r - 1) * spec.growth) as i32,
                         tier: tier_of(&spec.tiers, r)?,
                         aisles_after: aisles.clone(),
                         wheelchair: places_in_row(&spec.wheelchair, r)?,
@@ -113,7 +134,7 @@ pub fn sections(specs: &[SectionSpec]) -> Result<Vec<NewSection>, String> {
                 })
                 .collect::<Result<Vec<_>, String>>()
                 .map_err(|e| format!("section {}: {e}", spec.name))?;
-            Ok(NewSection { section: spec.name.trim().to_owned(), rows })
+            Ok(NewSection { section: name, rows, placement: spec.placement, standing: None })
         })
         .collect()
 }
@@ -133,6 +154,9 @@ mod tests {
             tiers: "1 Premium, 2-3 Standard".into(),
             wheelchair: "3: 1 2".into(),
             companion: "3: 3".into(),
+            growth: 1,
+            placement: None,
+            standing: None,
         };
         let plan = sections(&[spec]).unwrap();
         let rows = &plan[0].rows;
@@ -140,6 +164,7 @@ mod tests {
         assert_eq!(rows[0].tier, "Premium");
         assert_eq!(rows[2].tier, "Standard");
         assert_eq!(rows[1].aisles_after, vec![5]);
+        assert_eq!(rows.iter().map(|r| r.seats).collect::<Vec<_>>(), [10, 11, 12], "each row a seat wider");
         assert_eq!(rows[2].wheelchair, vec![1, 2]);
         assert_eq!(rows[2].companion, vec![3]);
         assert!(rows[0].wheelchair.is_empty());

@@ -1,0 +1,80 @@
+//! Paying for the hold: with an idempotency key kept per hold and card, so
+//! a double click or a reload gets the first answer.
+
+use frontrow_model::{CheckoutAnswer, ErrorKind, HoldToken, IdempotencyKey, PaymentToken};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use uuid::Uuid;
+
+use super::Picker;
+use crate::actions;
+use crate::client::browser::{navigate, random_key, session_storage, sleep};
+
+impl Picker {
+    pub fn pay(self) {
+        let Some(hold) = self.hold.get_untracked() else { return };
+        if self.busy.get_untracked() {
+            return;
+        }
+        let card = self.card.get_untracked();
+        let (Ok(token), Ok(payment), Ok(key)) =
+            (HoldToken::parse(hold.hold_token.clone()), PaymentToken::parse(card.clone()), IdempotencyKey::parse(idempotency_key(hold.hold_id, &card)))
+        else {
+            return self.say("error", "This payment cannot be sent.");
+        };
+        self.busy.set(true);
+        self.say("info", "Paying…");
+        spawn_local(async move {
+            for _ in 0..30 {
+                match actions::checkout(hold.hold_id, token.clone(), payment.clone(), key.clone()).await {
+                    Ok(CheckoutAnswer::Confirmed { booking }) => return navigate(&format!("/bookings/{}", booking.booking_id)),
+                    Ok(CheckoutAnswer::PaymentPending { checkout_id }) => return navigate(&format!("/checkouts/{checkout_id}")),
+                    Err(e) => match e.kind {
+                        ErrorKind::PaymentDeclined { .. } | ErrorKind::PaymentFailed { .. } => {
+                            if let Some(storage) = session_storage() {
+                                let _ = storage.remove_item(&checkout_key(hold.hold_id));
+                            }
+                            self.say("error", "Your card was declined and nothing was charged. Try another card: your seats stay held until the timer runs out.");
+                            break;
+                        }
+                        ErrorKind::HoldExpired { .. } => {
+                            self.let_go(&hold);
+                            self.say("error", "Your hold expired before payment, so nothing was booked. Any amount taken is refunded.");
+                            break;
+                        }
+                        ErrorKind::Unauthenticated => return self.sign_in_first(),
+                        // The first attempt (another tab, a reload) is still running: wait for its answer.
+                        ErrorKind::IdempotencyKeyInUse | ErrorKind::CheckoutInProgress => sleep(1000).await,
+                        _ => {
+                            self.say("error", e.message);
+                            break;
+                        }
+                    },
+                }
+            }
+            self.busy.set(false);
+        });
+    }
+}
+
+pub(super) fn checkout_key(hold_id: Uuid) -> String {
+    format!("frontrow.checkout.{hold_id}")
+}
+
+/// The idempotency key for paying this hold with this card: reused on a
+/// double click or after a reload (the server then answers the first
+/// request's outcome), fresh after a decline or a change of card.
+fn idempotency_key(hold_id: Uuid, card: &str) -> String {
+    let storage = session_storage();
+    let stored = storage.as_ref().and_then(|s| s.get_item(&checkout_key(hold_id)).ok().flatten());
+    if let Some((stored_card, key)) = stored.as_deref().and_then(|s| s.split_once(':')) {
+        if stored_card == card {
+            return key.to_owned();
+        }
+    }
+    let key = random_key();
+    if let Some(storage) = storage {
+        let _ = storage.set_item(&checkout_key(hold_id), &format!("{card}:{key}"));
+    }
+    key
+}

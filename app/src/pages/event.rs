@@ -1,0 +1,296 @@
+//! An event's page: the whole seat map of a small venue, the overview of a
+//! big one, or one of its sections (a standing area's places by count),
+//! each with the seat picker.
+
+use frontrow_model::{AppError, EventStatus, TierPrice};
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::use_query_map;
+
+use super::{long_date, param, redirect, set_status, short_date, status_word, NotFound};
+use crate::format::{availability, grouped, money, section_label};
+use crate::islands::{MapTools, SeatPicker};
+use crate::props::*;
+
+/// The event page's data, all from this instance's live seat map except the
+/// fan's own hold: the venue whole or as an overview (`section` none; a fan
+/// may ask for the whole map of a venue up to [`MapSettings::whole_at_most`]
+/// seats), or one section (`block`: which block of rows of a very big one,
+/// from 1).
+#[server(prefix = "/_app")]
+pub async fn load_event_page(event_id: String, section: Option<String>, block: Option<usize>, whole: bool) -> Result<Option<EventPageData>, AppError> {
+    use crate::seatmap::{fans_map, MapSettings, MapView};
+    use crate::server::{engine, request_session};
+    use frontrow_engine::EngineError;
+    let Ok(id) = event_id.parse::<uuid::Uuid>() else { return Ok(None) };
+    let (engine, session) = (engine()?, request_session().await?);
+    let board = match engine.board().snapshot(id).await {
+        Ok(board) if board.event.published => board,
+        Ok(_) | Err(EngineError::NotFound) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let layout = board.layout.clone();
+    let settings = use_context::<MapSettings>().unwrap_or_default();
+    // What this page shows: a section (it must exist), or the venue.
+    let (view, shown, feed) = match section.as_deref() {
+        Some(name) => {
+            let Some(index) = layout.section_index(name) else { return Ok(None) };
+            let blocks = settings.blocks(&layout, index);
+            let Some(rows) = blocks.get(block.unwrap_or(1).saturating_sub(1)).cloned() else { return Ok(None) };
+            let s = &layout.sections[index];
+            let summary = board.section_summary(index);
+            let tier_index = layout.seats.get(s.seats.start).map_or(0, |seat| seat.tier_index);
+            let place = SectionPlace {
+                name: s.name.clone(),
+                standing: s.is_standing(),
+                total: summary.seats,
+                available: summary.seats_available,
+                price_min_cents: i64::from(summary.price_min_cents),
+                tier: board.event.tiers.get(tier_index).map(|t| t.tier.clone()).unwrap_or_default(),
+                blocks: blocks.iter().map(|b| format!("Rows {} to {}", s.rows[b.start].label, s.rows[b.end - 1].label)).collect(),
+                block: block.unwrap_or(1).max(1),
+                previous: index.checked_sub(1).map(|p| layout.sections[p].name.clone()),
+                next: layout.sections.get(index + 1).map(|n| n.name.clone()),
+            };
+            (MapView::Section { index, rows }, Shown::Section(place), s.name.clone())
+        }
+        None if settings.overview(&layout) && !(whole && layout.seats.len() <= settings.whole_at_most) => {
+            (MapView::Overview, Shown::Overview, "overview".to_owned())
+        }
+        None => (MapView::Whole, Shown::Whole, String::new()),
+    };
+    let user = crate::session::current_user(&session, &engine).await?;
+    // With the waiting room on, only admitted fans see the map.
+    let (gate, admission) = crate::session::waiting_room_gate(&session, &engine, &board.event, user.as_ref()).await?;
+    let hold = match &user {
+        // The map itself is from memory; without the database the fan's own
+        // hold cannot be read, so the page is drawn without it.
+        Some(u) => match engine.active_hold(u.user_id, id).await {
+            Ok(hold) => hold,
+            Err(EngineError::Unavailable(_)) => None,
+            Err(e) => return Err(e.into()),
+        },
+        None => None,
+    };
+    let standing = matches!(&shown, Shown::Section(place) if place.standing);
+    let map = if standing { None } else { Some(fans_map(&board, &view, settings.refresh)) };
+    let mut summary = board.summary();
+    if let Shown::Section(place) = &shown {
+        // The availability line speaks of this section.
+        (summary.seats_total, summary.seats_available) = (place.total, place.available);
+    }
+    let whole_map = matches!(shown, Shown::Overview) && layout.seats.len() <= settings.whole_at_most;
+    Ok(Some(EventPageData {
+        whole_map,
+        summary,
+        sections: match &shown {
+            Shown::Whole => layout.sections.iter().filter(|s| !s.is_standing()).map(|s| s.name.clone()).collect(),
+            _ => Vec::new(),
+        },
+        svg: map.as_ref().map(|m| m.svg.to_string()).unwrap_or_default(),
+        epoch: map.as_ref().map_or(board.epoch, |m| m.epoch),
+        seq: map.as_ref().map_or(board.seq, |m| m.seq),
+        feed,
+        signed_in: user.is_some(),
+        hold: hold.map(|h| HoldInfo {
+            hold_id: h.hold_id,
+            labels: h.seat_ids.iter().map(|s| layout.seat_index(s).map_or_else(|| s.clone(), |i| layout.seat_label(i))).collect(),
+            hold_token: h.hold_token,
+            seat_ids: h.seat_ids,
+            total_cents: h.total_cents,
+            expires_at_ms: h.expires_at.timestamp_millis(),
+        }),
+        server_now_ms: board.taken_at.timestamp_millis(),
+        gate,
+        admission_token: admission.as_ref().map(|a| a.0.clone()),
+        queue_token: admission.and_then(|a| a.1),
+        shown,
+    }))
+}
+
+/// Renders an event page's data, or where the fan must go instead.
+fn event_page(loaded: Result<Option<EventPageData>, AppError>) -> AnyView {
+    match loaded {
+        Ok(Some(data)) if data.gate.is_some() => {
+            let to = data.gate.clone().unwrap_or_default();
+            redirect(&to);
+            view! { <p>"This sale has a waiting room: " <a href=to>"join the queue"</a> "."</p> }.into_any()
+        }
+        Ok(Some(data)) => view! { <EventView data/> }.into_any(),
+        Ok(None) => view! { <NotFound/> }.into_any(),
+        Err(e) => {
+            set_status(e.status());
+            view! { <p class="error" role="alert">"Could not load the event: " {e.message}</p> }.into_any()
+        }
+    }
+}
+
+#[component]
+pub fn EventPage() -> impl IntoView {
+    let id = param("id");
+    let whole = use_query_map().read_untracked().get("view").as_deref() == Some("whole");
+    view! {
+        <Suspense fallback=|| view! { <p>"Loading the seat map…"</p> }>
+            {move || {
+                let id = id.clone();
+                Suspend::new(async move { event_page(load_event_page(id, None, None, whole).await) })
+            }}
+        </Suspense>
+    }
+}
+
+#[component]
+pub fn SectionPage() -> impl IntoView {
+    let (id, section) = (param("id"), param("section"));
+    let block = use_query_map().read_untracked().get("block").and_then(|b| b.parse().ok());
+    view! {
+        <Suspense fallback=|| view! { <p>"Loading the section…"</p> }>
+            {move || {
+                let (id, section) = (id.clone(), section.clone());
+                Suspend::new(async move { event_page(load_event_page(id, Some(section), block, false).await) })
+            }}
+        </Suspense>
+    }
+}
+
+#[component]
+fn EventView(data: EventPageData) -> impl IntoView {
+    let summary = data.summary;
+    let event = summary.event.clone();
+    let status = status_word(summary.status);
+    let (text, class) = availability(&status, summary.seats_available, summary.seats_total);
+    let event_path = format!("/events/{}", event.event_id);
+    let standing = match &data.shown {
+        Shown::Section(place) if place.standing => {
+            Some(StandingOffer { section: place.name.clone(), available: place.available, price_cents: place.price_min_cents })
+        }
+        _ => None,
+    };
+    let picker = PickerProps {
+        event_id: event.event_id,
+        hold_ttl_seconds: event.hold_ttl_seconds,
+        on_sale: summary.status == EventStatus::OnSale,
+        signed_in: data.signed_in,
+        max_seats: event.max_seats_per_order,
+        tiers: event.tiers.clone(),
+        epoch: data.epoch,
+        seq: data.seq,
+        feed: data.feed.clone(),
+        standing,
+        hold: data.hold,
+        server_now_ms: data.server_now_ms,
+        admission_token: data.admission_token,
+        queue_token: data.queue_token,
+    };
+    let title = match &data.shown {
+        Shown::Section(place) if place.standing => format!("Standing area {} · {}", place.name, event.name),
+        Shown::Section(place) => format!("Section {} · {}", place.name, event.name),
+        _ => event.name.clone(),
+    };
+    let map_area = match data.shown.clone() {
+        Shown::Whole => view! {
+            <Legend tiers=event.tiers.clone()/>
+            <MapTools sections=data.sections/>
+            <div class="map-viewport" id="map-viewport" inner_html=data.svg/>
+        }
+        .into_any(),
+        Shown::Overview => view! {
+            <p class="hint" id="overview-hint">"Choose a section to see its seats. Shading shows how much is left: the darker, the more."</p>
+            <div class="map-viewport overview-viewport" id="map-viewport" inner_html=data.svg/>
+            {data.whole_map.then(|| view! { <p class="list-path"><a href=format!("{event_path}?view=whole")>"Show every seat on one map"</a></p> })}
+        }
+        .into_any(),
+        Shown::Section(place) if place.standing => view! { <StandingArea place/> }.into_any(),
+        Shown::Section(place) => view! {
+            <SectionNav event_path=event_path.clone() place/>
+            <Legend tiers=event.tiers.clone()/>
+            <MapTools sections=Vec::new()/>
+            <div class="map-viewport" id="map-viewport" inner_html=data.svg/>
+        }
+        .into_any(),
+    };
+    let list_link = match &data.shown {
+        Shown::Section(place) => format!("{event_path}/sections/{}/rows", place.name),
+        _ => format!("{event_path}/sections"),
+    };
+    view! {
+        <Title text=title/>
+        <article class="event-page" data-event-id=event.event_id.to_string()>
+            <header class="event-head">
+                <h1>{event.name.clone()}</h1>
+                <p class="meta">{event.venue.clone()} " · " {long_date(event.starts_at)}</p>
+                <p class=format!("availability {class}") id="availability" data-total=summary.seats_total data-available=summary.seats_available data-status=status>{text}</p>
+                {(summary.status == EventStatus::Scheduled).then(|| view! { <p class="notice">"Sale opens " {short_date(event.sale_opens_at)} "."</p> })}
+            </header>
+            <div class="event-body">
+                <section class="map-area" aria-label="Seats">
+                    {map_area}
+                    <p class="list-path"><a href=list_link>"Choose from a list instead"</a></p>
+                </section>
+                <SeatPicker props=picker/>
+            </div>
+        </article>
+    }
+}
+
+/// The way from a section to the overview, its neighbours and (for a very
+/// big section) its other blocks of rows.
+#[component]
+fn SectionNav(event_path: String, place: SectionPlace) -> impl IntoView {
+    let section_path = format!("{event_path}/sections/{}", place.name);
+    let neighbour = |name: Option<String>, rel: &'static str, arrow: &'static str| {
+        name.map(|n| {
+            let href = format!("{event_path}/sections/{n}");
+            let text = if rel == "prev" { format!("{arrow} Section {n}") } else { format!("Section {n} {arrow}") };
+            view! { <a href=href rel=rel>{text}</a> }
+        })
+    };
+    view! {
+        <nav class="section-nav" aria-label="Sections">
+            <a href=event_path.clone()>"Whole venue"</a>
+            {neighbour(place.previous.clone(), "prev", "←")}
+            {neighbour(place.next.clone(), "next", "→")}
+        </nav>
+        {(place.blocks.len() > 1).then(|| view! {
+            <nav class="block-nav" aria-label="Rows of this section">
+                {place.blocks.iter().enumerate().map(|(k, label)| {
+                    let href = format!("{section_path}?block={}", k + 1);
+                    let current = (k + 1 == place.block).then_some("page");
+                    view! { <a href=href aria-current=current>{label.clone()}</a> }
+                }).collect_view()}
+            </nav>
+        })}
+    }
+}
+
+/// A standing area: what it is and how many places are left (the picker
+/// beside it holds them by count).
+#[component]
+fn StandingArea(place: SectionPlace) -> impl IntoView {
+    let label = section_label(&place.name, true, place.available, place.total, place.price_min_cents);
+    view! {
+        <div class="standing-area" id="standing-area" data-section=place.name.clone() data-total=place.total aria-live="polite">
+            <h2>{format!("Standing area {}", place.name)}</h2>
+            <p>"General admission: stand anywhere in the area. Each place is one ticket, held by count."</p>
+            <p class="places-left" id="places-left" aria-label=label>
+                <strong id="places-available">{grouped(place.available)}</strong> " of " {grouped(place.total)} " places left · "
+                {money(place.price_min_cents)} " each (" {place.tier.clone()} ")"
+            </p>
+        </div>
+    }
+}
+
+#[component]
+fn Legend(tiers: Vec<TierPrice>) -> impl IntoView {
+    view! {
+        <ul class="legend" aria-label="Legend">
+            {tiers.into_iter().enumerate().map(|(i, t)| view! {
+                <li><svg class="key" viewBox="0 0 12 12" aria-hidden="true"><circle class=format!("seat t{i} av") cx="6" cy="6" r="5"/></svg>
+                    {t.tier} " " {money(i64::from(t.price_cents))}</li>
+            }).collect_view()}
+            <li><svg class="key" viewBox="0 0 12 12" aria-hidden="true"><circle class="seat t0 av sel" cx="6" cy="6" r="5"/></svg>"Your selection"</li>
+            <li><svg class="key" viewBox="0 0 12 12" aria-hidden="true"><circle class="seat t0 hd" cx="6" cy="6" r="5"/></svg>"Held (ring)"</li>
+            <li><svg class="key" viewBox="0 0 12 12" aria-hidden="true"><circle class="seat t0 sd" cx="6" cy="6" r="5"/></svg>"Sold (small dot)"</li>
+        </ul>
+    }
+}

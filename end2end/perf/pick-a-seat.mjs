@@ -1,0 +1,67 @@
+// From navigation to a seat selected, in real Chromium, as a signed-in fan
+// with nothing cached: opens a venue's page, goes through a section where
+// the venue opens on an overview, waits for the seat picker, clicks the
+// first free seat and waits until it shows selected. Prints, per venue, the
+// median of the runs: that time, and the bytes transferred (headers and
+// bodies, as the network counted them) before the first seat could be
+// picked.
+//
+// Usage: node perf/pick-a-seat.mjs BASE_URL SESSION_COOKIE RUNS VENUE...
+//   VENUE: label|path|section   (section empty: the page shows the seats itself)
+import { chromium } from 'playwright-core';
+
+const [base, session, runsArg, ...venues] = process.argv.slice(2);
+const runs = Number(runsArg ?? 5);
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+});
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const host = new URL(base).hostname;
+
+async function once(path, section) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  await context.addCookies([{ name: 'frontrow_session', value: session, domain: host, path: '/' }]);
+  const page = await context.newPage();
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Network.enable');
+  await cdp.send('Network.setCacheDisabled', { cacheDisabled: false });
+  let bytes = 0;
+  let counting = true;
+  cdp.on('Network.loadingFinished', (e) => {
+    if (counting) bytes += e.encodedDataLength;
+  });
+  const started = Date.now();
+  await page.goto(`${base}${path}`, { waitUntil: 'commit' });
+  if (section) {
+    // A fan chooses the section as soon as the overview shows it.
+    const shape = page.locator(`#ov-${section}`);
+    await shape.waitFor({ state: 'visible', timeout: 30_000 });
+    await Promise.all([page.waitForURL(`**/sections/${section}`, { waitUntil: 'commit' }), shape.click()]);
+  }
+  await page.locator('#picker[data-ready="true"]').waitFor({ timeout: 30_000 });
+  // Everything the page needed to let a seat be picked has arrived.
+  await page.waitForLoadState('load');
+  counting = false;
+  const seat = page.locator('#seat-map circle.seat.av').first();
+  await seat.click();
+  await page.locator('#seat-map circle.seat.sel').waitFor({ timeout: 10_000 });
+  const ms = Date.now() - started;
+  const seats = await page.locator('#seat-map circle.seat').count();
+  await context.close();
+  return { ms, bytes, seats };
+}
+
+console.log('| venue | seats drawn where the seat is picked | navigation → seat selected (median) | runs (ms) | transferred before a seat can be picked (median) |');
+console.log('|---|---|---|---|---|');
+for (const spec of venues) {
+  const [label, path, section] = spec.split('|');
+  // One warm-up load so the server's first drawing of each page is not counted.
+  await once(path, section || null);
+  const results = [];
+  for (let i = 0; i < runs; i++) results.push(await once(path, section || null));
+  const ms = results.map((r) => r.ms);
+  const kb = median(results.map((r) => r.bytes)) / 1024;
+  console.log(`| ${label} | ${results[0].seats.toLocaleString('en-GB')} | **${median(ms)} ms** | ${ms.join(', ')} | **${kb.toFixed(0)} KB** |`);
+}
+await browser.close();

@@ -1,0 +1,22 @@
+//! The notices every instance hears from the database (LISTEN/NOTIFY): the
+//! channels' names, and the one notice sent from Rust, that an event's own
+//! facts changed. Seat changes are announced by the `seats` trigger and by
+//! `hold_batch`, admission rounds by the waiting room; [`crate::live`]
+//! listens to all three.
+
+use uuid::Uuid;
+
+use crate::error::Result;
+
+/// Committed seat changes (payload: the event and its changed seats).
+pub const SEATS: &str = "frontrow_seats";
+/// An event's own facts changed (payload: its id).
+pub const EVENTS: &str = "frontrow_events";
+/// A waiting room's admission round (payload: the round).
+pub const QUEUE: &str = "frontrow_queue";
+
+/// Tells every instance to re-read the event (committed with the change).
+pub(crate) async fn announce_event_change(conn: &mut sqlx::PgConnection, event_id: Uuid) -> Result<()> {
+    sqlx::query!("SELECT pg_notify($1, $2::uuid::text)", EVENTS, event_id).execute(conn).await?;
+    Ok(())
+}
