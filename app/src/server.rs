@@ -26,6 +26,19 @@ pub async fn request_session() -> Result<Session, AppError> {
     })
 }
 
+/// A published event's board from this instance's memory, with the engine
+/// and the session: `None` for an id that is no event's or that fans may
+/// not see (a page answers 404).
+pub async fn published_board(event_id: &str) -> Result<Option<(Engine, Session, frontrow_engine::live::BoardSnapshot)>, AppError> {
+    let Ok(id) = event_id.parse::<uuid::Uuid>() else { return Ok(None) };
+    let (engine, session) = (engine()?, request_session().await?);
+    match engine.board().snapshot(id).await {
+        Ok(board) if board.event.published => Ok(Some((engine, session, board))),
+        Ok(_) | Err(frontrow_engine::EngineError::NotFound) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// The signed-in user, if any.
 pub async fn viewer() -> Result<Option<User>, AppError> {
     session::current_user(&request_session().await?, &engine()?).await

@@ -9,15 +9,10 @@ test.describe('accessibility (axe: no serious or critical violations)', () => {
     await expectNoSeriousViolations(page, testInfo, 'events');
   });
 
-  test('demo event: its overview, and every seat on one map', async ({ newFan }, testInfo) => {
+  test('demo event seat map page', async ({ newFan }, testInfo) => {
     test.setTimeout(120_000);
     const { page } = await newFan('axe-map');
-    const eventId = await demoEventId(page.request);
-    await openEvent(page, eventId);
-    await expect(page.locator('#venue-overview a.ov-section')).toHaveCount(6);
-    await expectNoSeriousViolations(page, testInfo, 'demo-overview');
-    await page.getByRole('link', { name: 'Show every seat on one map' }).click();
-    await expect(page).toHaveURL(`/events/${eventId}?view=whole`);
+    await openEvent(page, await demoEventId(page.request));
     await expect(page.locator('#seat-map circle.seat')).toHaveCount(10_000);
     await expectNoSeriousViolations(page, testInfo, 'demo-event');
   });

@@ -234,12 +234,19 @@ pub async fn fanout(ctx: &Ctx, args: FanoutArgs) -> Result<Report> {
     let connecting = Arc::new(Semaphore::new(200));
     let stop = Stop::new();
     let connect_started = Instant::now();
+    // Each viewer resumes from where its view stands now, as a page does
+    // (its server-rendered map is that recent): the first frame is small.
+    let mut resume = HashMap::new();
+    for view in viewers_of.keys() {
+        let query = view.as_ref().map(|s| format!("?section={s}")).unwrap_or_default();
+        let frame = api.get(&format!("/api/v1/events/{event_id}/live{query}"), None).await?.body;
+        let (epoch, seq) = (frame["epoch"].as_u64().unwrap_or(0), frame["seq"].as_u64().unwrap_or(0));
+        let at = format!("{}epoch={epoch}&since={seq}", if query.is_empty() { "?" } else { "&" });
+        resume.insert(view.clone(), format!("{query}{at}"));
+    }
     let viewers: Vec<_> = (0..args.viewers)
         .map(|k| {
-            let url = match watches(k) {
-                None => base.clone(),
-                Some(section) => format!("{base}?section={section}"),
-            };
+            let url = format!("{base}{}", resume.get(&watches(k)).cloned().unwrap_or_default());
             let local = std::net::IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, 1 + (k % usize::from(args.local_addresses.max(1))) as u8));
             tokio::spawn(view(url, local, sent.clone(), reach.clone(), connected.clone(), connecting.clone(), stop.clone()))
         })

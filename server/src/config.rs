@@ -171,7 +171,9 @@ pub struct ServeArgs {
     /// Venues with more seats than this (and more than one section) open
     /// on an overview of their sections; smaller ones show every seat on
     /// one map. Venues with a standing area always open on the overview.
-    #[arg(long, env = "FRONTROW_OVERVIEW_ABOVE", default_value_t = 4000)]
+    /// (Measured: below about this size one map is quicker to pick from;
+    /// `make map-bench`.)
+    #[arg(long, env = "FRONTROW_OVERVIEW_ABOVE", default_value_t = 12_000)]
     pub overview_above: usize,
     /// A section with more seats than this is shown a block of rows at a time.
     #[arg(long, env = "FRONTROW_SECTION_BLOCK_SEATS", default_value_t = 2500)]

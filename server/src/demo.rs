@@ -58,11 +58,22 @@ pub fn demo_event() -> NewEvent {
             standing: None,
         })
         .collect();
+    let tiers = vec![
+        TierPrice { tier: "Premium".into(), price_cents: 12_500 },
+        TierPrice { tier: "Standard".into(), price_cents: 6_500 },
+        TierPrice { tier: "Value".into(), price_cents: 3_500 },
+    ];
+    on_sale(DEMO_EVENT_NAME, "concert", "Harbour Arena", 30, tiers, sections)
+}
+
+/// A published event on sale from a minute ago, starting in `days` days,
+/// with the demo's rules.
+fn on_sale(name: &str, kind: &str, venue: &str, days: i64, tiers: Vec<TierPrice>, sections: Vec<NewSection>) -> NewEvent {
     NewEvent {
-        name: DEMO_EVENT_NAME.to_owned(),
-        kind: "concert".to_owned(),
-        venue: "Harbour Arena".to_owned(),
-        starts_at: Utc::now() + Duration::days(30),
+        name: name.to_owned(),
+        kind: kind.to_owned(),
+        venue: venue.to_owned(),
+        starts_at: Utc::now() + Duration::days(days),
         sale_opens_at: Utc::now() - Duration::minutes(1),
         hold_ttl_seconds: 480,
         max_seats_per_order: 8,
@@ -70,11 +81,7 @@ pub fn demo_event() -> NewEvent {
         published: true,
         layout_id: None,
         stage: None,
-        tiers: vec![
-            TierPrice { tier: "Premium".into(), price_cents: 12_500 },
-            TierPrice { tier: "Standard".into(), price_cents: 6_500 },
-            TierPrice { tier: "Value".into(), price_cents: 3_500 },
-        ],
+        tiers,
         sections,
     }
 }
@@ -90,21 +97,8 @@ pub fn stadium_event(name: &str, stadium: Stadium) -> Result<NewEvent, EngineErr
     if stadium.floor > 0 {
         tiers.push(TierPrice { tier: "Floor".into(), price_cents: 7_500 });
     }
-    Ok(NewEvent {
-        name: name.to_owned(),
-        kind: "festival".to_owned(),
-        venue: "Northgate Stadium".to_owned(),
-        starts_at: Utc::now() + Duration::days(60),
-        sale_opens_at: Utc::now() - Duration::minutes(1),
-        hold_ttl_seconds: 480,
-        max_seats_per_order: 8,
-        waiting_room_enabled: false,
-        published: true,
-        layout_id: None,
-        stage: Some(template.stage),
-        tiers,
-        sections: sections(&template.sections).map_err(EngineError::InvalidInput)?,
-    })
+    let seats = sections(&template.sections).map_err(EngineError::InvalidInput)?;
+    Ok(NewEvent { stage: Some(template.stage), ..on_sale(name, "festival", "Northgate Stadium", 60, tiers, seats) })
 }
 
 /// Creates the event unless one of that name exists; returns its id.

@@ -15,16 +15,8 @@ use crate::props::*;
 /// rows, or a row's seats.
 #[server(prefix = "/_app")]
 pub async fn load_choice(event_id: String, section: Option<String>, row: Option<String>) -> Result<Option<ChoiceData>, AppError> {
-    use crate::server::{engine, request_session};
-    use frontrow_engine::EngineError;
     use frontrow_model::{EventStatus, SeatStatus};
-    let Ok(id) = event_id.parse::<uuid::Uuid>() else { return Ok(None) };
-    let (engine, session) = (engine()?, request_session().await?);
-    let board = match engine.board().snapshot(id).await {
-        Ok(board) if board.event.published => board,
-        Ok(_) | Err(EngineError::NotFound) => return Ok(None),
-        Err(e) => return Err(e.into()),
-    };
+    let Some((engine, session, board)) = crate::server::published_board(&event_id).await? else { return Ok(None) };
     let user = crate::session::current_user(&session, &engine).await?;
     let (gate, _) = crate::session::waiting_room_gate(&session, &engine, &board.event, user.as_ref()).await?;
     let layout = &board.layout;

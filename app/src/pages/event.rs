@@ -20,15 +20,9 @@ use crate::props::*;
 #[server(prefix = "/_app")]
 pub async fn load_event_page(event_id: String, section: Option<String>, block: Option<usize>, whole: bool) -> Result<Option<EventPageData>, AppError> {
     use crate::seatmap::{fans_map, MapSettings, MapView};
-    use crate::server::{engine, request_session};
     use frontrow_engine::EngineError;
-    let Ok(id) = event_id.parse::<uuid::Uuid>() else { return Ok(None) };
-    let (engine, session) = (engine()?, request_session().await?);
-    let board = match engine.board().snapshot(id).await {
-        Ok(board) if board.event.published => board,
-        Ok(_) | Err(EngineError::NotFound) => return Ok(None),
-        Err(e) => return Err(e.into()),
-    };
+    let Some((engine, session, board)) = crate::server::published_board(&event_id).await? else { return Ok(None) };
+    let id = board.event.event_id;
     let layout = board.layout.clone();
     let settings = use_context::<MapSettings>().unwrap_or_default();
     // What this page shows: a section (it must exist), or the venue.

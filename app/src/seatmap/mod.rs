@@ -70,7 +70,7 @@ pub struct MapSettings {
 
 impl Default for MapSettings {
     fn default() -> Self {
-        Self { refresh: Duration::from_millis(50), overview_above: 4000, block_seats: 2500, whole_at_most: 25_000 }
+        Self { refresh: Duration::from_millis(50), overview_above: 12_000, block_seats: 2500, whole_at_most: 25_000 }
     }
 }
 
