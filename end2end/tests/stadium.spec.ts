@@ -200,3 +200,25 @@ test("another fan's overview follows a section selling out, live", async ({ staf
   await expect(watcher.page.locator('#availability')).toHaveText('16 of 22 seats available');
   await expect(watcher.page.locator('#ov-B')).toHaveAttribute('aria-label', 'Section B, 6 of 6 available, from €40.00');
 });
+
+test('without JavaScript: a seat found through the lists is held', async ({ browser }) => {
+  const context = await browser.newContext({ javaScriptEnabled: false });
+  const page = await context.newPage();
+  const eventId = await stadiumEventId(page.request);
+  await page.goto(`/signup?next=/events/${eventId}/sections`);
+  await page.getByLabel('Name').fill('No Script Fan');
+  await page.getByLabel('Email').fill(`nojs-list-${Date.now()}@example.test`);
+  await page.getByLabel('Password').fill('correct-horse-battery');
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await expect(page).toHaveURL(`/events/${eventId}/sections`);
+  await page.getByRole('link', { name: /^Section 125, / }).click();
+  await page.getByRole('link', { name: /^Row 30: / }).click();
+  const first = page.locator('.seat-choices input:not([disabled])').first();
+  const seatId = (await first.getAttribute('value'))!;
+  await first.check();
+  await page.getByRole('button', { name: 'Hold selected seats' }).click();
+  await expect(page).toHaveURL(`/events/${eventId}/sections/125#picker`);
+  await expect(page.getByRole('heading', { name: 'Held for you' })).toBeVisible();
+  await expect(page.locator('.held-seats li')).toHaveText([`Section 125, row 30, seat ${seatId.split('-')[2]}`]);
+  await context.close();
+});

@@ -237,4 +237,23 @@ test("the generator's stadium bowl: previewed, saved, and an event seated from i
   await page.locator('#sell-button').click();
   await expect(page.locator('#desk .message')).toContainText(/Sold FLOOR-GA-\d+, FLOOR-GA-\d+ for/);
   await expect(fan.page.locator('#ov-FLOOR')).toHaveAttribute('aria-label', 'Standing area FLOOR, 398 of 400 places left, €55.00');
+  await page.goto(`/admin/events/${eventId}/dashboard`);
+  await expect(page.locator('#fig-sold')).toHaveText('2');
+  await expect(page.locator('.dashboard')).toHaveAttribute('data-refreshed', 'true', { timeout: 10_000 });
+});
+
+test("the stadium's dashboard and its desk's overview, at 80,000 places", async ({ page }) => {
+  test.setTimeout(90_000);
+  await signInAsStaff(page, '/admin');
+  const events = await (await page.request.get('/api/v1/events')).json();
+  const stadium = events.events.find((e: { name: string }) => e.name === 'Summer Stadium Festival');
+  await page.goto(`/admin/events/${stadium.event_id}/dashboard`);
+  await expect(page.locator('.dashboard')).toHaveAttribute('data-refreshed', 'true', { timeout: 15_000 });
+  expect(Number((await page.locator('#fig-available').textContent())!.replace(/,/g, ''))).toBeGreaterThan(70_000);
+  await page.goto(`/admin/events/${stadium.event_id}/seats`);
+  await expect(page.locator('#venue-overview a.ov-section')).toHaveCount(81);
+  await page.locator('#ov-FLOOR').click();
+  await expect(page).toHaveURL(/\/seats\?section=FLOOR$/);
+  await ready(page, '#desk');
+  await expect(page.locator('#desk-places')).toBeVisible();
 });
