@@ -5,8 +5,9 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use frontrow_engine::checkout::CheckoutRequest;
+use frontrow_engine::{Admission, Held};
 use frontrow_model::{
-    Booking, CheckoutAnswer, CheckoutView, ErrorKind, Hold, HoldStatus, HoldToken, IdempotencyKey, PaymentToken, SeatId, StandingPlaces,
+    Booking, CheckoutAnswer, CheckoutView, ErrorKind, Hold, HoldStatus, HoldToken, IdempotencyKey, PaymentToken, SeatId, StandingPlaces, User,
 };
 use serde::Deserialize;
 use tower_sessions::Session;
@@ -61,6 +62,17 @@ fn admission_header(headers: &HeaderMap) -> ApiResult<Option<&str>> {
         .transpose()
 }
 
+/// The fan's admission to the event's waiting room, from the
+/// `X-Admission-Token` header (none without one).
+async fn admission(state: &AppState, session: &Session, user: &User, event_id: uuid::Uuid, headers: &HeaderMap) -> ApiResult<Option<Admission>> {
+    Ok(frontrow_app::session::admission(session, &state.engine, event_id, user.user_id, admission_header(headers)?).await?)
+}
+
+/// A new hold is 201; the same request's hold again, 200.
+fn hold_answer(held: Held) -> (StatusCode, Json<Hold>) {
+    (if held.existing { StatusCode::OK } else { StatusCode::CREATED }, Json(held.hold))
+}
+
 #[utoipa::path(post, path = "/api/v1/events/{event_id}/holds",
     params(("event_id" = Uuid, Path), ("X-Admission-Token" = Option<String>, Header),
            ("Idempotency-Key" = Option<String>, Header, description = "the same key and seats again answer the same hold while it lives")),
@@ -81,9 +93,9 @@ pub async fn create_hold(
 ) -> ApiResult<(StatusCode, Json<Hold>)> {
     limit_fan(&state, &user)?;
     let key = optional_key(&headers)?;
-    let admission = frontrow_app::session::admission(&session, &state.engine, event_id, user.user_id, admission_header(&headers)?).await?;
+    let admission = admission(&state, &session, &user, event_id, &headers).await?;
     let held = state.engine.hold(user.user_id, event_id, &body.seat_ids, admission.as_ref(), key.as_ref()).await?;
-    Ok((if held.existing { StatusCode::OK } else { StatusCode::CREATED }, Json(held.hold)))
+    Ok(hold_answer(held))
 }
 
 fn optional_key(headers: &HeaderMap) -> ApiResult<Option<IdempotencyKey>> {
@@ -111,7 +123,7 @@ pub async fn hold_best(
     ApiJson(body): ApiJson<BestAvailableBody>,
 ) -> ApiResult<(StatusCode, Json<Hold>)> {
     limit_fan(&state, &user)?;
-    let admission = frontrow_app::session::admission(&session, &state.engine, event_id, user.user_id, admission_header(&headers)?).await?;
+    let admission = admission(&state, &session, &user, event_id, &headers).await?;
     let hold = state.engine.hold_best(user.user_id, event_id, body.count, &body.tier, admission.as_ref()).await?;
     Ok((StatusCode::CREATED, Json(hold)))
 }
@@ -137,9 +149,9 @@ pub async fn hold_places(
 ) -> ApiResult<(StatusCode, Json<Hold>)> {
     limit_fan(&state, &user)?;
     let key = optional_key(&headers)?;
-    let admission = frontrow_app::session::admission(&session, &state.engine, event_id, user.user_id, admission_header(&headers)?).await?;
+    let admission = admission(&state, &session, &user, event_id, &headers).await?;
     let held = state.engine.hold_places(user.user_id, event_id, &body, admission.as_ref(), key.as_ref()).await?;
-    Ok((if held.existing { StatusCode::OK } else { StatusCode::CREATED }, Json(held.hold)))
+    Ok(hold_answer(held))
 }
 
 #[utoipa::path(get, path = "/api/v1/holds/{hold_id}", params(("hold_id" = Uuid, Path)), security(("session" = [])),
