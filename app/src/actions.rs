@@ -144,7 +144,7 @@ pub async fn sign_up(name: String, email: String, password: String, next: Option
     use frontrow_model::Role;
     let engine = crate::server::engine()?;
     let user = engine.create_user(NewUser { email: &email, password: &password, name: &name, role: Role::Fan }).await?;
-    crate::session::sign_in(&crate::server::request_session().await?, &user).await?;
+    crate::session::sign_in(&crate::server::request_session().await?, &engine, &user).await?;
     Ok(go_next(next))
 }
 
@@ -152,13 +152,13 @@ pub async fn sign_up(name: String, email: String, password: String, next: Option
 pub async fn sign_in(email: String, password: String, next: Option<String>) -> Result<String, AppError> {
     let engine = crate::server::engine()?;
     let user = engine.authenticate(&email, &password).await?;
-    crate::session::sign_in(&crate::server::request_session().await?, &user).await?;
+    crate::session::sign_in(&crate::server::request_session().await?, &engine, &user).await?;
     Ok(go_next(next))
 }
 
 #[server(prefix = "/_app", endpoint = "sign_out")]
 pub async fn sign_out() -> Result<String, AppError> {
-    crate::session::sign_out(&crate::server::request_session().await?).await?;
+    crate::session::sign_out(&crate::server::request_session().await?, &crate::server::engine()?).await?;
     Ok(go_next(Some("/".to_owned())))
 }
 
@@ -171,6 +171,14 @@ fn go_next(next: Option<String>) -> String {
         leptos_axum::redirect(&to);
     }
     to
+}
+
+/// The server functions that make accounts or try passwords (a tighter
+/// limit of their own).
+#[cfg(feature = "ssr")]
+pub fn account_paths() -> [&'static str; 2] {
+    use leptos::server_fn::ServerFn;
+    [SignUp::PATH, SignIn::PATH]
 }
 
 /// The server functions that cost the server real work per call; they are

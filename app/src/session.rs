@@ -10,6 +10,9 @@ use uuid::Uuid;
 
 /// The signed-in user's id.
 const USER_KEY: &str = "user_id";
+/// The account's session epoch at sign-in (sessions from before the
+/// account's sessions were ended carry an older one; none reads as 0).
+const EPOCH_KEY: &str = "session_epoch";
 /// A random value admission tokens are bound to, so a token copied into
 /// another session is refused.
 const BINDING_KEY: &str = "admission_binding";
@@ -32,7 +35,8 @@ pub async fn current_user(session: &Session, engine: &Engine) -> Result<Option<U
     let Some(user_id) = session.get::<Uuid>(USER_KEY).await.map_err(store_error)? else {
         return Ok(None);
     };
-    Ok(engine.user(user_id).await?)
+    let epoch = session.get::<i32>(EPOCH_KEY).await.map_err(store_error)?.unwrap_or_default();
+    Ok(engine.session_user(user_id, epoch).await?)
 }
 
 /// The signed-in user, or 401.
@@ -42,9 +46,11 @@ pub async fn signed_in_user(session: &Session, engine: &Engine) -> Result<User, 
 
 /// Signs `user` in on this session, under a fresh session id (defeats
 /// session fixation).
-pub async fn sign_in(session: &Session, user: &User) -> Result<(), AppError> {
+pub async fn sign_in(session: &Session, engine: &Engine, user: &User) -> Result<(), AppError> {
+    let epoch = engine.session_epoch(user.user_id).await?;
     session.cycle_id().await.map_err(store_error)?;
-    session.insert(USER_KEY, user.user_id).await.map_err(store_error)
+    session.insert(USER_KEY, user.user_id).await.map_err(store_error)?;
+    session.insert(EPOCH_KEY, epoch).await.map_err(store_error)
 }
 
 /// A signed-in session for `user` written straight to `store`, for load
@@ -60,8 +66,15 @@ pub async fn create_signed_in<S: tower_sessions::SessionStore>(store: &S, user: 
     Ok(record.id.to_string())
 }
 
-pub async fn sign_out(session: &Session) -> Result<(), AppError> {
-    session.flush().await.map_err(store_error)
+/// Ends the session here and, through the change feed, in what every other
+/// instance keeps of it.
+pub async fn sign_out(session: &Session, engine: &Engine) -> Result<(), AppError> {
+    let id = session.id();
+    session.flush().await.map_err(store_error)?;
+    if let Some(id) = id {
+        engine.announce_session_end(&id.to_string()).await?;
+    }
+    Ok(())
 }
 
 /// The session's binding value, created on first use.

@@ -70,12 +70,22 @@ fn validate(new: &NewUser<'_>) -> Result<()> {
     Ok(())
 }
 
+/// What the change feed says of sessions kept in memory.
+#[derive(Debug, Clone)]
+pub enum SessionEnd {
+    /// This session signed out.
+    One(String),
+    /// The feed was interrupted, so ends may have been missed: forget all.
+    Unknown,
+}
+
 /// How long this instance trusts what it read of an account (a disabled
 /// account is shut out on other instances within this).
 pub const USER_FRESH: Duration = Duration::from_secs(2);
 
-/// Accounts behind sessions, as this instance last read them.
-pub(crate) type UserCache = moka::future::Cache<Uuid, (Instant, Option<User>)>;
+/// Accounts behind sessions, as this instance last read them, with their
+/// session epoch.
+pub(crate) type UserCache = moka::future::Cache<Uuid, (Instant, Option<(User, i32)>)>;
 
 pub(crate) fn user_cache() -> UserCache {
     moka::future::Cache::builder().max_capacity(200_000).time_to_idle(Duration::from_secs(3600)).build()
@@ -257,7 +267,7 @@ impl Engine {
     pub async fn disable_if_password(&self, email: &str, password: &str) -> Result<bool> {
         match self.check_password(email, password).await {
             Ok(user) => {
-                sqlx::query!("UPDATE users SET disabled_at = now() WHERE user_id = $1", user.user_id).execute(self.pool()).await?;
+                sqlx::query!("UPDATE users SET disabled_at = now(), session_epoch = session_epoch + 1 WHERE user_id = $1", user.user_id).execute(self.pool()).await?;
                 self.forget_user(user.user_id).await;
                 Ok(true)
             }
@@ -271,6 +281,33 @@ impl Engine {
     /// unreachable, the last answer stands, so signed-in fans keep browsing
     /// through an outage.
     pub async fn user(&self, user_id: Uuid) -> Result<Option<User>> {
+        Ok(self.account(user_id).await?.map(|(user, _)| user))
+    }
+
+    /// The account behind a session begun in session epoch `epoch`: none
+    /// once disabled, or once its sessions were ended since (within
+    /// [`USER_FRESH`] on every instance).
+    pub async fn session_user(&self, user_id: Uuid, epoch: i32) -> Result<Option<User>> {
+        Ok(self.account(user_id).await?.filter(|(_, current)| *current == epoch).map(|(user, _)| user))
+    }
+
+    /// The session epoch a session begun now belongs to (read afresh: a
+    /// sign-in right after a password reset must not start in the old one).
+    pub async fn session_epoch(&self, user_id: Uuid) -> Result<i32> {
+        Ok(sqlx::query_scalar!("SELECT session_epoch FROM users WHERE user_id = $1", user_id)
+            .fetch_optional(self.pool())
+            .await?
+            .unwrap_or_default())
+    }
+
+    /// Tells every instance that the session `session_id` ended (signed
+    /// out): they forget what they kept of it.
+    pub async fn announce_session_end(&self, session_id: &str) -> Result<()> {
+        sqlx::query!("SELECT pg_notify($1, $2)", crate::notices::SESSIONS, session_id).execute(self.pool()).await?;
+        Ok(())
+    }
+
+    async fn account(&self, user_id: Uuid) -> Result<Option<(User, i32)>> {
         let cached = self.users().get(&user_id).await;
         if let Some((read_at, user)) = &cached {
             if read_at.elapsed() < USER_FRESH {
@@ -278,7 +315,7 @@ impl Engine {
             }
         }
         let read = sqlx::query!(
-            r#"SELECT user_id, email, name, role AS "role: Role" FROM users WHERE user_id = $1 AND disabled_at IS NULL"#,
+            r#"SELECT user_id, email, name, role AS "role: Role", session_epoch FROM users WHERE user_id = $1 AND disabled_at IS NULL"#,
             user_id
         )
         .fetch_optional(self.pool())
@@ -286,9 +323,9 @@ impl Engine {
         .map_err(EngineError::from);
         match read {
             Ok(row) => {
-                let user = row.map(|r| User { user_id: r.user_id, email: r.email, name: r.name, role: r.role });
-                self.users().insert(user_id, (Instant::now(), user.clone())).await;
-                Ok(user)
+                let account = row.map(|r| (User { user_id: r.user_id, email: r.email, name: r.name, role: r.role }, r.session_epoch));
+                self.users().insert(user_id, (Instant::now(), account.clone())).await;
+                Ok(account)
             }
             Err(EngineError::Unavailable(e)) => match cached {
                 Some((_, user)) => Ok(user),
@@ -330,7 +367,8 @@ impl Engine {
     }
 
     /// Disables or enables an account, or sets a new password (admins
-    /// only). A disabled account cannot sign in, and its sessions end.
+    /// only). A disabled account cannot sign in; disabling it or setting its
+    /// password ends its sessions (enabling it again does not revive them).
     pub async fn change_account(&self, admin: &User, user_id: Uuid, changes: &UserChanges) -> Result<StaffAccount> {
         require_admin(admin)?;
         if user_id == admin.user_id && changes.disabled == Some(true) {
@@ -346,11 +384,12 @@ impl Engine {
             }
             None => None,
         };
-        let mut tx = self.pool().begin().await?;
+        let mut tx = crate::db::begin(self.pool()).await?;
         let r = sqlx::query!(
             r#"UPDATE users SET disabled_at = CASE WHEN $2::bool IS NULL THEN disabled_at
                                                   WHEN $2 THEN coalesce(disabled_at, now()) ELSE NULL END,
-                                password_hash = coalesce($3, password_hash)
+                                password_hash = coalesce($3, password_hash),
+                                session_epoch = session_epoch + CASE WHEN $2 IS TRUE OR $3 IS NOT NULL THEN 1 ELSE 0 END
                 WHERE user_id = $1
             RETURNING user_id, email, name, role AS "role: Role", disabled_at IS NOT NULL AS "disabled!",
                       created_at AS "created_at: DateTime<Utc>""#,

@@ -37,7 +37,7 @@ impl Engine {
         check_text("reason", reason, 500)?;
         let ids = seat_strings(seat_ids)?;
         self.event(event_id).await?;
-        let mut tx = self.pool().begin().await?;
+        let mut tx = crate::db::begin(self.pool()).await?;
         let blocked = seats::block(&mut tx, event_id, &ids, reason.trim(), staff.user_id).await?;
         if blocked.len() != ids.len() {
             tx.rollback().await?;
@@ -53,7 +53,7 @@ impl Engine {
         require_staff(staff)?;
         let ids = seat_strings(seat_ids)?;
         self.event(event_id).await?;
-        let mut tx = self.pool().begin().await?;
+        let mut tx = crate::db::begin(self.pool()).await?;
         let released = seats::unblock(&mut tx, event_id, &ids, staff.user_id).await?;
         if released.len() != ids.len() {
             tx.rollback().await?;
@@ -73,7 +73,7 @@ impl Engine {
             .fetch_optional(self.pool())
             .await?
             .ok_or(EngineError::NotFound)?;
-        let mut tx = self.pool().begin().await?;
+        let mut tx = crate::db::begin(self.pool()).await?;
         let freed = seats::staff_release(&mut tx, hold_id, staff.user_id).await?;
         if freed.is_empty() {
             tx.rollback().await?;

@@ -19,7 +19,7 @@ impl Engine {
         }
         // The one conditional UPDATE that admits: of any number of scans
         // racing, exactly one finds the ticket still valid.
-        let mut tx = self.pool().begin().await?;
+        let mut tx = crate::db::begin(self.pool()).await?;
         let admitted = sqlx::query!(
             r#"UPDATE tickets SET state = 'checked_in', checked_in_at = now()
                 WHERE code = $1 AND state = 'valid' AND ($2::uuid IS NULL OR event_id = $2)

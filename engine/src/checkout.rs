@@ -156,39 +156,10 @@ async fn checkout(engine: &Engine, req: CheckoutRequest<'_>) -> Result<CheckoutO
 
     let checkout_id = match claimed {
         Some(id) => id,
-        None => {
-            let existing = sqlx::query!(
-                r#"SELECT checkout_id, request_hash, response_body, NOT lease_lapsed(lease_until, lease_owner) AS "leased!"
-                   FROM checkouts WHERE user_id = $1 AND idempotency_key = $2"#,
-                req.user_id,
-                idempotency_key
-            )
-            .fetch_one(pool)
-            .await?;
-            if existing.request_hash != request_hash {
-                return Err(EngineError::IdempotencyKeyReused);
-            }
-            if let Some(body) = existing.response_body {
-                return decode_outcome(body);
-            }
-            if existing.leased {
-                return Err(EngineError::IdempotencyKeyInUse);
-            }
-            // The request that claimed this key died before answering (its
-            // time ran out, or its server stopped beating): take over its
-            // lease and carry on from where it stopped.
-            let taken = sqlx::query_scalar!(
-                r#"UPDATE checkouts SET lease_until = now() + make_interval(secs => $2), lease_owner = $3, updated_at = now()
-                    WHERE checkout_id = $1 AND lease_lapsed(lease_until, lease_owner) AND response_body IS NULL
-                RETURNING checkout_id"#,
-                existing.checkout_id,
-                lease_secs,
-                engine.settings().instance_id,
-            )
-            .fetch_optional(pool)
-            .await?;
-            taken.ok_or(EngineError::IdempotencyKeyInUse)?
-        }
+        None => match answer_retry(engine, &req, &request_hash, lease_secs).await? {
+            Retried::Answered(outcome) => return Ok(outcome),
+            Retried::TakenOver(id) => id,
+        },
     };
     let outcome = run(engine, checkout_id, req.hold_token.as_str(), Payment::Provider(req.payment_token.as_str())).await;
     if outcome.is_err() {
@@ -210,6 +181,61 @@ async fn checkout(engine: &Engine, req: CheckoutRequest<'_>) -> Result<CheckoutO
     };
     metrics::counter!("frontrow_checkouts_total", "outcome" => label).increment(1);
     outcome
+}
+
+/// How often a retry looks again at the request it repeats while that one runs.
+const RETRY_POLL: std::time::Duration = std::time::Duration::from_millis(100);
+
+enum Retried {
+    Answered(CheckoutOutcome),
+    TakenOver(Uuid),
+}
+
+/// A checkout repeating one already claimed under its key: the stored
+/// answer if there is one; if the first request is still running (its
+/// client hung up, say, and it goes on to its end), its answer as soon as it
+/// has one, waiting as long as a checkout waits for its payment; if the
+/// first request died, its claim, taken over to carry on where it stopped.
+async fn answer_retry(engine: &Engine, req: &CheckoutRequest<'_>, request_hash: &str, lease_secs: f64) -> Result<Retried> {
+    let pool = engine.pool();
+    let give_up = std::time::Instant::now() + engine.settings().checkout_wait;
+    loop {
+        let existing = sqlx::query!(
+            r#"SELECT checkout_id, request_hash, response_body, NOT lease_lapsed(lease_until, lease_owner) AS "leased!"
+               FROM checkouts WHERE user_id = $1 AND idempotency_key = $2"#,
+            req.user_id,
+            req.idempotency_key.as_str()
+        )
+        .fetch_one(pool)
+        .await?;
+        if existing.request_hash != request_hash {
+            return Err(EngineError::IdempotencyKeyReused);
+        }
+        if let Some(body) = existing.response_body {
+            return decode_outcome(body).map(Retried::Answered);
+        }
+        if existing.leased {
+            if std::time::Instant::now() >= give_up {
+                return Err(EngineError::IdempotencyKeyInUse);
+            }
+            tokio::time::sleep(RETRY_POLL).await;
+            continue;
+        }
+        // The request that claimed this key died before answering (its
+        // time ran out, or its server stopped beating): take over its
+        // lease and carry on from where it stopped.
+        let taken = sqlx::query_scalar!(
+            r#"UPDATE checkouts SET lease_until = now() + make_interval(secs => $2), lease_owner = $3, updated_at = now()
+                WHERE checkout_id = $1 AND lease_lapsed(lease_until, lease_owner) AND response_body IS NULL
+            RETURNING checkout_id"#,
+            existing.checkout_id,
+            lease_secs,
+            engine.settings().instance_id,
+        )
+        .fetch_optional(pool)
+        .await?;
+        return taken.map(Retried::TakenOver).ok_or(EngineError::IdempotencyKeyInUse);
+    }
 }
 
 fn decode_outcome(body: serde_json::Value) -> Result<CheckoutOutcome> {
@@ -418,7 +444,7 @@ enum Reserved {
 /// payment deadline, recording the payment intent in the same transaction.
 async fn reserve_for_payment(engine: &Engine, checkout_id: Uuid, hold_token: &str, payment: Payment<'_>) -> Result<Reserved> {
     let pool = engine.pool();
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::db::begin(pool).await?;
     // Re-assert the claim on the key inside this transaction: if the request
     // was so slow that its claim was closed meanwhile, stop here.
     let still_ours = sqlx::query_scalar!(
@@ -516,7 +542,7 @@ pub(crate) async fn mark_pending(
     status: PaymentState,
     error: Option<&str>,
 ) -> Result<CheckoutOutcome> {
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::db::begin(pool).await?;
     if let Some(settled) = lock_unsettled(&mut tx, checkout_id).await? {
         return Ok(settled);
     }
@@ -542,7 +568,7 @@ pub(crate) async fn mark_pending(
 /// for this checkout, otherwise refund.
 pub(crate) async fn settle_success(engine: &Engine, checkout_id: Uuid, provider_ref: &str) -> Result<CheckoutOutcome> {
     let pool = engine.pool();
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::db::begin(pool).await?;
     if let Some(settled) = lock_unsettled(&mut tx, checkout_id).await? {
         return Ok(settled);
     }
@@ -630,7 +656,7 @@ pub(crate) enum Unpaid {
 /// Nothing was charged: the seats go back to the hold (with its original
 /// expiry) so the fan can try again, and the key's answer is stored.
 pub(crate) async fn settle_unpaid(pool: &sqlx::PgPool, checkout_id: Uuid, why: Unpaid) -> Result<CheckoutOutcome> {
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::db::begin(pool).await?;
     if let Some(settled) = lock_unsettled(&mut tx, checkout_id).await? {
         return Ok(settled);
     }
@@ -660,7 +686,7 @@ pub(crate) async fn settle_unpaid(pool: &sqlx::PgPool, checkout_id: Uuid, why: U
 /// first (so it can never be forgotten), then ask the provider.
 async fn refund_unsellable(engine: &Engine, checkout_id: Uuid, provider_ref: &str) -> Result<CheckoutOutcome> {
     let pool = engine.pool();
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::db::begin(pool).await?;
     if let Some(settled) = lock_unsettled(&mut tx, checkout_id).await? {
         return Ok(settled);
     }

@@ -59,7 +59,7 @@ impl Engine {
         let token = hold_token();
         let lease_secs = self.settings().checkout_lease.as_secs_f64();
 
-        let mut tx = self.pool().begin().await?;
+        let mut tx = crate::db::begin(self.pool()).await?;
         // One request per key at a time: a second with the same key waits
         // here, then finds the first one's checkout.
         sqlx::query!(

@@ -1,8 +1,10 @@
 //! What the engine's SQL shares: the enum columns as Rust types, the
-//! advisory-lock namespaces, and the one retry for transactions PostgreSQL
-//! refused to run side by side.
+//! advisory-lock namespaces, the one retry for transactions PostgreSQL
+//! refused to run side by side, and a `BEGIN` that cancelling cannot break.
 
 use std::future::Future;
+
+use sqlx::{PgPool, Postgres, Transaction};
 
 use crate::error::{EngineError, Result};
 
@@ -80,4 +82,30 @@ where
             other => return other,
         }
     }
+}
+
+/// Begins a transaction that a cancelled caller cannot leave open.
+///
+/// sqlx 0.8's `begin()` counts a transaction only once PostgreSQL has
+/// answered `BEGIN`: a future dropped in between (a client hanging up, a
+/// timeout) hands the connection back to the pool inside a transaction no
+/// one will end, and the next borrower's statements run in it (sqlx issues
+/// #4385 and #4393, not fixed in a release yet). Run in a task of its own,
+/// `BEGIN` always completes; if the caller has gone by then, the finished
+/// transaction is dropped and rolled back as sqlx does for any other.
+pub async fn begin(pool: &PgPool) -> std::result::Result<Transaction<'static, Postgres>, sqlx::Error> {
+    let pool = pool.clone();
+    tokio::spawn(async move { pool.begin().await }).await.map_err(|_| sqlx::Error::WorkerCrashed)?
+}
+
+/// Whether a connection coming back to the pool is still inside a
+/// transaction block. A simple-protocol statement outside a block starts a
+/// transaction of its own, dated to the statement; inside a block the
+/// transaction is older than the statement. (The extended protocol redates
+/// the statement at each message, so only the simple one tells.)
+pub async fn inside_transaction(conn: &mut sqlx::PgConnection) -> std::result::Result<bool, sqlx::Error> {
+    use sqlx::{Executor, Row};
+    // A bare string with no arguments goes by the simple protocol.
+    let row = conn.fetch_one("SELECT transaction_timestamp() <> statement_timestamp()").await?;
+    row.try_get(0)
 }

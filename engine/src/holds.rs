@@ -305,7 +305,7 @@ impl Engine {
         .fetch_optional(self.pool())
         .await?
         .ok_or(EngineError::NotFound)?;
-        let mut tx = self.pool().begin().await?;
+        let mut tx = crate::db::begin(self.pool()).await?;
         let released = seats::release(&mut tx, hold_id, token.as_str(), fan).await?;
         if released == 0 {
             tx.rollback().await?;

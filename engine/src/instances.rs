@@ -14,7 +14,7 @@ impl Engine {
     /// many it freed.
     pub async fn start_instance(&self) -> Result<u64> {
         let instance_id = self.settings().instance_id;
-        let mut tx = self.pool().begin().await?;
+        let mut tx = crate::db::begin(self.pool()).await?;
         sqlx::query!(
             r#"INSERT INTO instances (instance_id) VALUES ($1)
                ON CONFLICT (instance_id) DO UPDATE SET started_at = now(), heartbeat_at = now()"#,

@@ -48,7 +48,7 @@ impl Engine {
         let sections = serde_json::to_value(&new.sections).map_err(|e| EngineError::Internal(format!("encoding a layout: {e}")))?;
         let tiers = tiers_of(&new.sections);
         let layout_id = Uuid::new_v4();
-        let mut tx = self.pool().begin().await?;
+        let mut tx = crate::db::begin(self.pool()).await?;
         let created_at = sqlx::query_scalar!(
             r#"INSERT INTO layouts (layout_id, name, sections, tiers, seats_total, created_by, stage)
                VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING created_at AS "at: DateTime<Utc>""#,

@@ -120,6 +120,7 @@ struct Inner {
     hold_batch_counts: Arc<hold_batch::BatchCounts>,
     users: accounts::UserCache,
     sign_ins: accounts::SignInFailures,
+    session_ends: tokio::sync::broadcast::Sender<accounts::SessionEnd>,
 }
 
 impl Engine {
@@ -133,6 +134,7 @@ impl Engine {
                 hold_batch_counts: Arc::default(),
                 users: accounts::user_cache(),
                 sign_ins: accounts::SignInFailures::default(),
+                session_ends: tokio::sync::broadcast::channel(1024).0,
                 pool,
                 provider,
                 mailer,
@@ -168,6 +170,12 @@ impl Engine {
     /// This instance's live seat maps.
     pub fn board(&self) -> &live::SeatBoard {
         &self.inner.board
+    }
+
+    /// Sessions ended anywhere, as the change feed tells this instance (a
+    /// receiver that lags must forget every session it keeps).
+    pub fn session_ends(&self) -> tokio::sync::broadcast::Receiver<accounts::SessionEnd> {
+        self.inner.session_ends.subscribe()
     }
 
     /// This instance's fan-out of waiting-room admission rounds.

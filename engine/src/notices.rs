@@ -14,6 +14,8 @@ pub const SEATS: &str = "frontrow_seats";
 pub const EVENTS: &str = "frontrow_events";
 /// A waiting room's admission round (payload: the round).
 pub const QUEUE: &str = "frontrow_queue";
+/// A session ended by signing out (payload: its id).
+pub const SESSIONS: &str = "frontrow_sessions";
 
 /// Tells every instance to re-read the event (committed with the change).
 pub(crate) async fn announce_event_change(conn: &mut sqlx::PgConnection, event_id: Uuid) -> Result<()> {

@@ -325,7 +325,7 @@ impl Engine {
     /// when another instance is in charge or it is too soon.
     pub async fn admission_round(&self, event_id: Uuid, instance_id: Uuid) -> Result<Option<TickOutcome>> {
         let pool = self.pool();
-        let mut tx = pool.begin().await?;
+        let mut tx = crate::db::begin(pool).await?;
         sqlx::query!("INSERT INTO queues (event_id) VALUES ($1) ON CONFLICT (event_id) DO NOTHING", event_id)
             .execute(&mut *tx)
             .await?;
@@ -463,7 +463,7 @@ impl Engine {
             return Err(EngineError::invalid("max_active must be 1 to 1000000"));
         }
         // The change, its log line and the news to other instances: together.
-        let mut tx = pool.begin().await?;
+        let mut tx = crate::db::begin(pool).await?;
         let updated = sqlx::query!(
             r#"UPDATE events SET waiting_room_enabled = coalesce($2, waiting_room_enabled),
                                  admission_paused = coalesce($3, admission_paused),

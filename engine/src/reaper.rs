@@ -29,7 +29,7 @@ impl Engine {
     async fn reap_event(&self, event_id: Uuid, batch: i64) -> Result<u64> {
         let mut total = 0;
         loop {
-            let mut tx = self.pool().begin().await?;
+            let mut tx = crate::db::begin(self.pool()).await?;
             let ours = sqlx::query_scalar!(
                 r#"SELECT pg_try_advisory_xact_lock($1, hashtext($2::uuid::text)) AS "locked!""#,
                 LOCK_REAPER,

@@ -267,7 +267,7 @@ async fn settle_one(
 /// on sale. The decision is recorded on the payment; if the money arrives
 /// later it is refunded (see `settle_success`).
 async fn release_past_deadline(pool: &sqlx::PgPool, checkout_id: Uuid) -> Result<u32> {
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::db::begin(pool).await?;
     let hold = sqlx::query!(
         "SELECT h.hold_id, h.hold_token FROM checkouts c JOIN holds h USING (hold_id) WHERE c.checkout_id = $1",
         checkout_id

@@ -49,7 +49,7 @@ impl Engine {
         require_staff(staff)?;
         check_text("reason", &request.reason, 500)?;
         let hash = sha256_hex(serde_json::to_string(&(booking_id, &request.ticket_ids, &request.reason)).unwrap_or_default().as_bytes());
-        let mut tx = self.pool().begin().await?;
+        let mut tx = crate::db::begin(self.pool()).await?;
         if let Some(answer) = replay(&mut tx, staff.user_id, key, &hash).await? {
             return Ok(answer);
         }
@@ -123,7 +123,7 @@ impl Engine {
     pub async fn cancel_event(&self, staff: &User, event_id: Uuid, reason: &str) -> Result<()> {
         require_staff(staff)?;
         check_text("reason", reason, 500)?;
-        let mut tx = self.pool().begin().await?;
+        let mut tx = crate::db::begin(self.pool()).await?;
         let newly = sqlx::query_scalar!(
             r#"UPDATE events SET cancelled_at = now(), cancel_reason = $2
                 WHERE event_id = $1 AND cancelled_at IS NULL RETURNING event_id"#,
@@ -166,7 +166,7 @@ impl Engine {
         // One booking per transaction: a crash part-way leaves every booking
         // either wholly refunded (its refund recorded, to be sent) or untouched.
         loop {
-            let mut tx = self.pool().begin().await?;
+            let mut tx = crate::db::begin(self.pool()).await?;
             // Another instance (or a second cancel) may be at it too: each
             // booking is taken by one of them.
             let Some(booking_id) = sqlx::query_scalar!(

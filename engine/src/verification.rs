@@ -69,7 +69,7 @@ impl Engine {
         if code.len() != 6 || !code.bytes().all(|b| b.is_ascii_digit()) {
             return Err(EngineError::invalid("the code is the six digits from the email"));
         }
-        let mut tx = self.pool().begin().await?;
+        let mut tx = crate::db::begin(self.pool()).await?;
         let pending = sqlx::query!(
             r#"SELECT code_hash, attempts, expires_at AS "expires_at: DateTime<Utc>" FROM email_codes WHERE user_id = $1 FOR UPDATE"#,
             fan.user_id

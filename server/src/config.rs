@@ -124,6 +124,10 @@ pub struct ServeArgs {
     /// Requests per second allowed per client address on the rate-limited calls.
     #[arg(long, env = "FRONTROW_RATE_PER_SECOND", default_value_t = 20)]
     pub rate_per_second: u32,
+    /// Sign-ups and sign-ins allowed per client address per minute, after a
+    /// first burst of twice as many (bots making accounts, password guessing).
+    #[arg(long, env = "FRONTROW_ACCOUNT_ATTEMPTS_PER_MINUTE", default_value_t = 5)]
+    pub account_attempts_per_minute: u32,
     /// Addresses of reverse proxies in front of this server: from them (and
     /// only them) the client's address is read from X-Forwarded-For.
     #[arg(long, env = "FRONTROW_TRUSTED_PROXIES", value_delimiter = ',')]

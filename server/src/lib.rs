@@ -13,6 +13,7 @@ pub mod mail;
 pub mod pgcluster;
 pub mod prepared;
 pub mod security;
+pub mod sessions;
 pub mod startup;
 pub mod state;
 pub mod tasks;

@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
+use std::str::FromStr;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -15,7 +16,7 @@ use frontrow_engine::{Engine, EngineSettings, PaymentProvider};
 use leptos::config::LeptosOptions;
 use leptos_axum::{generate_route_list, LeptosRoutes};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
-use sqlx::postgres::PgPoolOptions;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::PgPool;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -24,8 +25,7 @@ use tower_http::compression::CompressionLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 use tower_sessions::cookie::SameSite;
-use tower_sessions::{CachingSessionStore, Expiry, SessionManagerLayer};
-use tower_sessions_moka_store::MokaStore;
+use tower_sessions::{Expiry, SessionManagerLayer};
 use tower_sessions_sqlx_store::PostgresStore;
 
 use crate::api;
@@ -63,6 +63,19 @@ async fn limit_body(request: axum::extract::Request, next: axum::middleware::Nex
     }
 }
 
+/// Runs each request in a task of its own that goes on when its client
+/// hangs up: hyper drops a request's future on disconnect, and work cut off
+/// between two statements (a claimed idempotency key, a half-begun
+/// transaction, a session half-saved) would be left for a lease to end. A
+/// retry now finds the first request's answer instead.
+async fn run_to_completion(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+    use tracing::Instrument;
+    match tokio::spawn(next.run(request).in_current_span()).await {
+        Ok(response) => response,
+        Err(_) => AppError::internal().into_response(),
+    }
+}
+
 /// Sessions kept in memory per instance (a few hundred bytes each).
 const SESSION_CACHE_ENTRIES: u64 = 200_000;
 
@@ -70,14 +83,39 @@ const SESSION_CACHE_ENTRIES: u64 = 200_000;
 /// (while the database is down, connecting fails and is retried until then).
 pub const DB_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 
+/// A session left idle inside a transaction for this long is ended by
+/// PostgreSQL: nothing of ours keeps one open across a wait (payments run
+/// outside any), so such a session is a leak, and its locks would stall sales.
+const IDLE_IN_TRANSACTION_TIMEOUT: &str = "60s";
+
 pub async fn connect(database_url: &str, max_connections: u32) -> Result<PgPool> {
+    let options = PgConnectOptions::from_str(database_url)
+        .context("reading the database URL")?
+        .options([("idle_in_transaction_session_timeout", IDLE_IN_TRANSACTION_TIMEOUT)]);
     PgPoolOptions::new()
         .max_connections(max_connections)
         .acquire_timeout(DB_ACQUIRE_TIMEOUT)
-        .connect(database_url)
+        // A connection must never be lent out inside someone else's
+        // transaction: one that comes back inside a block is closed, which
+        // makes PostgreSQL roll the block back.
+        .after_release(|conn, _meta| {
+            Box::pin(async move {
+                let inside = frontrow_engine::db::inside_transaction(conn).await?;
+                if inside {
+                    metrics::counter!(CONNECTIONS_RETURNED_IN_TRANSACTION).increment(1);
+                    tracing::error!("a database connection came back to the pool inside a transaction: closed");
+                }
+                Ok(!inside)
+            })
+        })
+        .connect_with(options)
         .await
         .context("connecting to PostgreSQL")
 }
+
+/// The counter of connections [`connect`]'s pool closed for coming back
+/// inside a transaction (tests read it; it should stay at zero).
+pub const CONNECTIONS_RETURNED_IN_TRANSACTION: &str = "frontrow_db_connections_returned_in_transaction_total";
 
 pub async fn migrate(pool: &PgPool) -> Result<()> {
     frontrow_engine::MIGRATOR.run(pool).await.context("running migrations")?;
@@ -166,6 +204,11 @@ impl Application {
             let per_second = NonZeroU32::new(settings.rate_per_second.max(1)).unwrap_or(NonZeroU32::MIN);
             Arc::new(governor::RateLimiter::keyed(governor::Quota::per_second(per_second)))
         });
+        let account_limiter = (settings.rate_limits == Switch::On).then(|| {
+            let per_minute = NonZeroU32::new(settings.account_attempts_per_minute.max(1)).unwrap_or(NonZeroU32::MIN);
+            let burst = per_minute.saturating_mul(NonZeroU32::MIN.saturating_add(1));
+            Arc::new(governor::RateLimiter::keyed(governor::Quota::per_minute(per_minute).allow_burst(burst)))
+        });
         let leptos_options = LeptosOptions::builder()
             .output_name("frontrow")
             .site_root(settings.site_root.to_string_lossy().into_owned())
@@ -179,9 +222,10 @@ impl Application {
             engine,
             settings: Arc::new(settings),
             rate_limiter,
+            account_limiter,
             fan_limiter,
             instance_id,
-            sessions: PostgresStore::new(pool.clone()),
+            sessions: crate::sessions::Sessions::new(pool.clone(), SESSION_CACHE_ENTRIES),
             sockets: crate::clients::SocketCaps::default(),
             metrics: metrics_handle(),
             leptos_options,
@@ -203,6 +247,7 @@ impl Application {
     pub async fn run_until(self, shutdown: CancellationToken) -> Result<()> {
         let tasks = tasks::spawn(self.state.clone(), shutdown.clone());
         tokio::spawn(crate::assets::warm(self.state.clone()));
+        tokio::spawn(self.state.sessions.clone().follow_ends(self.state.engine.clone(), shutdown.clone()));
         let connections = self.state.shutdown.clone();
         tokio::spawn({
             let shutdown = shutdown.clone();
@@ -235,11 +280,7 @@ async fn session_store_failure_is_unavailable(response: axum::response::Response
 }
 
 fn router(state: AppState) -> Router {
-    // Sessions are read from memory when this instance has seen them, so
-    // signed-in fans keep browsing while the database is away; writes go to
-    // PostgreSQL first (another instance, or this one restarted, finds them).
-    let session_store = CachingSessionStore::new(MokaStore::new(Some(SESSION_CACHE_ENTRIES)), state.sessions.clone());
-    let sessions = SessionManagerLayer::new(session_store)
+    let sessions = SessionManagerLayer::new(state.sessions.clone())
         .with_name(api::SESSION_COOKIE)
         .with_http_only(true)
         .with_same_site(SameSite::Lax)
@@ -304,5 +345,6 @@ fn router(state: AppState) -> Router {
             metrics::counter!("frontrow_panics_total").increment(1);
             AppError::internal().into_response()
         }))
+        .layer(axum::middleware::from_fn(run_to_completion))
         .with_state(state)
 }

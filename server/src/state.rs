@@ -39,6 +39,9 @@ pub struct Shared {
     pub settings: Arc<ServeArgs>,
     /// `None` when FRONTROW_RATE_LIMITS=off.
     pub rate_limiter: Option<Arc<ClientRateLimiter>>,
+    /// Per client address on sign-up and sign-in, much tighter than
+    /// `rate_limiter`; `None` when off.
+    pub account_limiter: Option<Arc<ClientRateLimiter>>,
     /// Per signed-in fan, on waiting-room and hold calls; `None` when off.
     pub fan_limiter: Option<Arc<FanRateLimiter>>,
     /// This process, as the waiting room's admission lease knows it.
@@ -46,7 +49,7 @@ pub struct Shared {
     /// Open live sockets per client and per queue token.
     pub sockets: crate::clients::SocketCaps,
     /// Where sessions are kept (expired ones are swept by a background task).
-    pub sessions: tower_sessions_sqlx_store::PostgresStore,
+    pub sessions: crate::sessions::Sessions,
     pub metrics: PrometheusHandle,
     pub leptos_options: LeptosOptions,
     /// Fires when the server shuts down; long-lived connections (WebSockets)

@@ -93,7 +93,7 @@ pub fn spawn(state: AppState, shutdown: CancellationToken) -> Tasks {
     set.spawn(every(Duration::from_secs(3600), shutdown.clone(), move || {
         let sessions = sessions.clone();
         async move {
-            if let Err(e) = sessions.delete_expired().await {
+            if let Err(e) = sessions.database().delete_expired().await {
                 tracing::warn!(error = %e, "deleting expired sessions failed");
             }
         }

@@ -123,7 +123,7 @@ impl Engine {
         }
         let seats_total = validate_new_event(&new)?;
         let event_id = Uuid::new_v4();
-        let mut tx = self.pool().begin().await?;
+        let mut tx = crate::db::begin(self.pool()).await?;
         sqlx::query!(
             r#"INSERT INTO events (event_id, name, kind, venue, starts_at, sale_opens_at, hold_ttl_seconds,
                                    max_seats_per_order, waiting_room_enabled, published, created_by, stage)
@@ -220,7 +220,7 @@ impl Engine {
             Some(false) if current.published => "event_unpublished",
             _ => "event_changed",
         };
-        let mut tx = self.pool().begin().await?;
+        let mut tx = crate::db::begin(self.pool()).await?;
         let updated = sqlx::query!(
             r#"UPDATE events SET name = coalesce($2, name), venue = coalesce($3, venue), starts_at = coalesce($4, starts_at),
                       sale_opens_at = coalesce($5, sale_opens_at), hold_ttl_seconds = coalesce($6, hold_ttl_seconds),

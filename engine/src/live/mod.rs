@@ -247,7 +247,9 @@ pub(crate) async fn listen(engine: &Engine, stop: impl Future<Output = ()>) {
     loop {
         let session = async {
             let mut listener = PgListener::connect_with(&board.pool).await?;
-            listener.listen_all([notices::SEATS, notices::EVENTS, notices::QUEUE]).await?;
+            listener.listen_all([notices::SEATS, notices::EVENTS, notices::QUEUE, notices::SESSIONS]).await?;
+            // Ends announced while no one listened are unknown.
+            let _ = engine.inner.session_ends.send(crate::accounts::SessionEnd::Unknown);
             board.resync_all().await.map_err(|e| match e {
                 EngineError::Database(e) | EngineError::Unavailable(e) => e,
                 other => sqlx::Error::Protocol(other.to_string()),
@@ -262,6 +264,9 @@ pub(crate) async fn listen(engine: &Engine, stop: impl Future<Output = ()>) {
                                 tracing::warn!(%event_id, error = %e, "could not re-read a changed event");
                             }
                         }
+                    }
+                    Some(n) if n.channel() == notices::SESSIONS => {
+                        let _ = engine.inner.session_ends.send(crate::accounts::SessionEnd::One(n.payload().to_owned()));
                     }
                     // Admission rounds come every second; a missed one is
                     // made good by the next.

@@ -159,7 +159,7 @@ impl PaymentProvider for SimulatedProvider {
         // Idempotent by key: a refund asked for again is the same refund.
         // Partial refunds add up to at most what was captured.
         self.reachable().await?;
-        let mut tx = self.pool.begin().await.map_err(unreachable)?;
+        let mut tx = crate::db::begin(&self.pool).await.map_err(unreachable)?;
         let new = sqlx::query_scalar!(
             r#"INSERT INTO sim_provider_refunds (idempotency_key, provider_ref, amount_cents) VALUES ($1, $2, $3)
                ON CONFLICT (idempotency_key) DO NOTHING RETURNING idempotency_key"#,

@@ -43,7 +43,7 @@ pub struct BookingList {
     responses((status = 201, body = User), (status = 409, description = "email_taken")))]
 pub async fn signup(State(state): State<AppState>, session: Session, ApiJson(body): ApiJson<SignupBody>) -> ApiResult<(StatusCode, Json<User>)> {
     let user = state.engine.create_user(NewUser { email: &body.email, password: &body.password, name: &body.name, role: Role::Fan }).await?;
-    frontrow_app::session::sign_in(&session, &user).await?;
+    frontrow_app::session::sign_in(&session, &state.engine, &user).await?;
     Ok((StatusCode::CREATED, Json(user)))
 }
 
@@ -51,13 +51,13 @@ pub async fn signup(State(state): State<AppState>, session: Session, ApiJson(bod
     responses((status = 200, body = User), (status = 401, description = "invalid_credentials")))]
 pub async fn login(State(state): State<AppState>, session: Session, ApiJson(body): ApiJson<LoginBody>) -> ApiResult<Json<User>> {
     let user = state.engine.authenticate(&body.email, &body.password).await?;
-    frontrow_app::session::sign_in(&session, &user).await?;
+    frontrow_app::session::sign_in(&session, &state.engine, &user).await?;
     Ok(Json(user))
 }
 
 #[utoipa::path(post, path = "/api/v1/auth/logout", responses((status = 204)))]
-pub async fn logout(session: Session) -> ApiResult<StatusCode> {
-    frontrow_app::session::sign_out(&session).await?;
+pub async fn logout(State(state): State<AppState>, session: Session) -> ApiResult<StatusCode> {
+    frontrow_app::session::sign_out(&session, &state.engine).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -171,12 +171,19 @@ pub fn router(state: AppState) -> Router<AppState> {
         .method_not_allowed_fallback(|| async { AppError::new(ErrorKind::MethodNotAllowed, "this path does not accept that method") })
 }
 
+/// Where accounts are made and passwords tried, by the JSON API or a page.
+fn is_account_path(path: &str) -> bool {
+    matches!(path, "/api/v1/auth/signup" | "/api/v1/auth/login") || frontrow_app::actions::account_paths().contains(&path)
+}
+
 /// Per-client token bucket (an address, an IPv6 /64); 429 with
-/// Retry-After when empty.
+/// Retry-After when empty. Sign-ups and sign-ins also draw on a far
+/// smaller bucket of their own.
 async fn rate_limit(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    if let Some(limiter) = &state.rate_limiter {
-        let ip = crate::clients::request_key(request.extensions(), request.headers(), &state.settings.trusted_proxies);
-        if let Some(ip) = ip {
+    let ip = crate::clients::request_key(request.extensions(), request.headers(), &state.settings.trusted_proxies);
+    if let Some(ip) = ip {
+        let account_limiter = state.account_limiter.as_ref().filter(|_| is_account_path(request.uri().path()));
+        for limiter in state.rate_limiter.iter().chain(account_limiter) {
             if let Err(not_until) = limiter.check_key(&ip) {
                 let wait = not_until.wait_time_from(DefaultClock::default().now());
                 return AppError::rate_limited(wait.as_secs() + 1).into_response();
@@ -217,12 +224,13 @@ pub async fn server_fn_status(request: Request, next: Next) -> Response {
     Response::from_parts(parts, axum::body::Body::from(bytes))
 }
 
-/// A state-changing request that carries our session cookie from a page of
-/// another site is refused. Requests without Origin (non-browser clients)
-/// pass, as the contract says.
+/// A state-changing request from a page of another site is refused, with
+/// or without a session: a cross-site form must not sign a visitor into
+/// someone else's account either (login CSRF). Requests without Origin
+/// (non-browser clients) pass, as the contract says.
 pub async fn csrf_guard(request: Request, next: Next) -> Response {
     let safe = matches!(*request.method(), Method::GET | Method::HEAD | Method::OPTIONS);
-    if !safe && has_session_cookie(&request) {
+    if !safe {
         if let Some(origin) = request.headers().get(header::ORIGIN) {
             let host = request.headers().get(header::HOST).and_then(|h| h.to_str().ok());
             let origin_host = origin.to_str().ok().and_then(|o| o.split_once("://")).map(|(_, rest)| rest.trim_end_matches('/'));
@@ -232,16 +240,6 @@ pub async fn csrf_guard(request: Request, next: Next) -> Response {
         }
     }
     next.run(request).await
-}
-
-fn has_session_cookie(request: &Request) -> bool {
-    request
-        .headers()
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .any(|c| c.trim_start().starts_with(SESSION_COOKIE))
 }
 
 /// Request count and latency per route and status.
