@@ -13,6 +13,14 @@ if [ "$FRONTROW_WASM_MODE" = debian ]; then
   need_pkg rustc-web; need_pkg cargo-web; need_pkg rust-web-src; need_pkg lld-22
 fi
 command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_pkg postgresql
+# The failover test (make test-failover): pg_auto_failover, built for one
+# PostgreSQL major (the installed one, else Debian 12's 15), and HAProxy.
+if ! ls /usr/lib/postgresql/*/lib/pgautofailover.so >/dev/null 2>&1; then
+  pg_major=$(ls /usr/lib/postgresql 2>/dev/null | sort -n | tail -n1)
+  need_pkg "postgresql-${pg_major:-15}-auto-failover"
+fi
+need_pkg pg-auto-failover-cli
+need_pkg haproxy
 need_pkg chromium
 command -v node >/dev/null 2>&1 || { need_pkg nodejs; need_pkg npm; }
 command -v make >/dev/null 2>&1 || need_pkg make

@@ -21,8 +21,8 @@ pub async fn hold_seats(
     admission_token: Option<String>,
     idempotency_key: Option<IdempotencyKey>,
 ) -> Result<Hold, AppError> {
-    use crate::server::{fan, set_status};
-    let (engine, session, user) = fan().await?;
+    use crate::server::{limited_fan, set_status};
+    let (engine, session, user) = limited_fan().await?;
     let admission = crate::session::admission(&session, &engine, event_id, user.user_id, admission_token.as_deref()).await?;
     let held = engine.hold(user.user_id, event_id, &seat_ids, admission.as_ref(), idempotency_key.as_ref()).await?;
     set_status(if held.existing { 200 } else { 201 });
@@ -32,8 +32,8 @@ pub async fn hold_seats(
 /// Finds the best `count` seats side by side in `tier` and holds them.
 #[server(prefix = "/_app", endpoint = "hold_best", input = Json)]
 pub async fn hold_best(event_id: Uuid, count: usize, tier: String, admission_token: Option<String>) -> Result<Hold, AppError> {
-    use crate::server::{fan, set_status};
-    let (engine, session, user) = fan().await?;
+    use crate::server::{limited_fan, set_status};
+    let (engine, session, user) = limited_fan().await?;
     let admission = crate::session::admission(&session, &engine, event_id, user.user_id, admission_token.as_deref()).await?;
     let hold = engine.hold_best(user.user_id, event_id, count, &tier, admission.as_ref()).await?;
     set_status(201);
@@ -49,8 +49,8 @@ pub async fn hold_places(
     admission_token: Option<String>,
     idempotency_key: Option<IdempotencyKey>,
 ) -> Result<Hold, AppError> {
-    use crate::server::{fan, set_status};
-    let (engine, session, user) = fan().await?;
+    use crate::server::{limited_fan, set_status};
+    let (engine, session, user) = limited_fan().await?;
     let admission = crate::session::admission(&session, &engine, event_id, user.user_id, admission_token.as_deref()).await?;
     let held = engine.hold_places(user.user_id, event_id, &places, admission.as_ref(), idempotency_key.as_ref()).await?;
     set_status(if held.existing { 200 } else { 201 });
@@ -64,8 +64,8 @@ pub async fn hold_places(
 #[server(prefix = "/_app", endpoint = "hold_from_list")]
 pub async fn hold_from_list(event_id: Uuid, section: String, seat_ids: Option<Vec<SeatId>>, count: Option<i32>) -> Result<Hold, AppError> {
     use crate::seatmap::MapSettings;
-    use crate::server::{back_to, fan};
-    let (engine, session, user) = fan().await?;
+    use crate::server::{back_to, limited_fan};
+    let (engine, session, user) = limited_fan().await?;
     let stored = crate::session::stored_admission(&session, &engine, event_id, user.user_id).await?;
     let admission = crate::session::admission(&session, &engine, event_id, user.user_id, stored.as_ref().map(|s| s.0.as_str())).await?;
     let held = match (seat_ids.filter(|ids| !ids.is_empty()), count) {
@@ -131,7 +131,7 @@ pub async fn checkout_status(checkout_id: Uuid) -> Result<CheckoutView, AppError
 /// if it lapsed).
 #[server(prefix = "/_app", endpoint = "renew_admission", input = Json)]
 pub async fn renew_admission(event_id: Uuid, queue_token: String) -> Result<QueueView, AppError> {
-    let (engine, session, user) = crate::server::fan().await?;
+    let (engine, session, user) = crate::server::limited_fan().await?;
     crate::session::queue_view(&session, &engine, &user, event_id, &queue_token).await
 }
 
@@ -151,8 +151,13 @@ pub async fn sign_up(name: String, email: String, password: String, next: Option
 #[server(prefix = "/_app", endpoint = "sign_in")]
 pub async fn sign_in(email: String, password: String, next: Option<String>) -> Result<String, AppError> {
     let engine = crate::server::engine()?;
-    let user = engine.authenticate(&email, &password).await?;
-    crate::session::sign_in(&crate::server::request_session().await?, &engine, &user).await?;
+    let request = use_context::<http::request::Parts>().ok_or_else(AppError::internal)?;
+    let secure = use_context::<crate::server::SiteUrl>().is_some_and(|site| site.0.starts_with("https://"));
+    let session = crate::server::request_session().await?;
+    let (_, cookie) = crate::session::sign_in_with_password(&session, &engine, &email, &password, &request, secure).await?;
+    if let Ok(cookie) = http::HeaderValue::from_str(&cookie) {
+        expect_context::<leptos_axum::ResponseOptions>().append_header(http::header::SET_COOKIE, cookie);
+    }
     Ok(go_next(next))
 }
 

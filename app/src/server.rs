@@ -44,6 +44,22 @@ pub async fn viewer() -> Result<Option<User>, AppError> {
     session::current_user(&request_session().await?, &engine()?).await
 }
 
+/// The per-fan limit on the calls that cost the server real work, as the
+/// server keeps it (the one the JSON API's hold and queue calls draw on):
+/// `Err` is the 429 to answer.
+#[derive(Clone)]
+pub struct FanLimit(pub std::sync::Arc<dyn Fn(uuid::Uuid) -> Result<(), AppError> + Send + Sync>);
+
+/// The signed-in user (401 otherwise), with the engine and the session,
+/// held to the per-fan limit (429 with the wait when they ask too often).
+pub async fn limited_fan() -> Result<(Engine, Session, User), AppError> {
+    let (engine, session, user) = fan().await?;
+    if let Some(limit) = use_context::<FanLimit>() {
+        (limit.0)(user.user_id)?;
+    }
+    Ok((engine, session, user))
+}
+
 /// The signed-in user (401 otherwise), with the engine and the session.
 pub async fn fan() -> Result<(Engine, Session, User), AppError> {
     let (engine, session) = (engine()?, request_session().await?);

@@ -53,6 +53,39 @@ pub async fn sign_in(session: &Session, engine: &Engine, user: &User) -> Result<
     session.insert(EPOCH_KEY, epoch).await.map_err(store_error)
 }
 
+/// The cookie that marks a client as one an account signed in from before
+/// (its owner gets in while others guessing at the account wait).
+pub const DEVICE_COOKIE: &str = "frontrow_device";
+
+/// Checks the password (counted against the client's address and the
+/// account or its known device) and signs the account in on this session.
+/// Answers the user and the `Set-Cookie` value that keeps this client known.
+pub async fn sign_in_with_password(
+    session: &Session,
+    engine: &Engine,
+    email: &str,
+    password: &str,
+    request: &http::request::Parts,
+    secure: bool,
+) -> Result<(User, String), AppError> {
+    use frontrow_engine::sign_in::{ClientAddress, SignInClient};
+    let device = request
+        .headers
+        .get_all(http::header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == DEVICE_COOKIE)
+        .map(|(_, value)| value.to_owned());
+    let client = SignInClient { address: request.extensions.get::<ClientAddress>().map(|a| a.0), device };
+    let signed_in = engine.authenticate(email, password, &client).await?;
+    sign_in(session, engine, &signed_in.user).await?;
+    let secure = if secure { "; Secure" } else { "" };
+    let cookie = format!("{DEVICE_COOKIE}={}; Path=/; Max-Age=31536000; HttpOnly; SameSite=Lax{secure}", signed_in.device);
+    Ok((signed_in.user, cookie))
+}
+
 /// A signed-in session for `user` written straight to `store`, for load
 /// runs that need many signed-in fans without a sign-in each. Answers the
 /// session id, the session cookie's value.

@@ -3,8 +3,7 @@
 
 use argon2::password_hash::{rand_core::OsRng, PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::Argon2;
-use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 use uuid::Uuid;
@@ -89,52 +88,6 @@ pub(crate) type UserCache = moka::future::Cache<Uuid, (Instant, Option<(User, i3
 
 pub(crate) fn user_cache() -> UserCache {
     moka::future::Cache::builder().max_capacity(200_000).time_to_idle(Duration::from_secs(3600)).build()
-}
-
-/// Failed sign-ins per account on this instance: after a few, each further
-/// attempt must wait twice as long as the last (up to a quarter of an hour),
-/// so guessing one account's password is slow whatever address it comes from.
-#[derive(Default)]
-pub(crate) struct SignInFailures(Mutex<HashMap<String, (u32, Instant)>>);
-
-/// Failures allowed before the waits begin.
-const FREE_FAILURES: u32 = 5;
-const LONGEST_WAIT: Duration = Duration::from_secs(15 * 60);
-
-impl SignInFailures {
-    fn wait_after(failures: u32) -> Duration {
-        match failures.checked_sub(FREE_FAILURES) {
-            None => Duration::ZERO,
-            Some(n) => Duration::from_secs(1u64 << n.min(10)).min(LONGEST_WAIT),
-        }
-    }
-
-    fn check(&self, account: &str) -> Result<()> {
-        let failures = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((n, last)) = failures.get(account) {
-            let wait = Self::wait_after(*n);
-            let waited = last.elapsed();
-            if waited < wait {
-                return Err(EngineError::TooManyAttempts { retry_after: (wait - waited).as_secs() + 1 });
-            }
-        }
-        Ok(())
-    }
-
-    fn failed(&self, account: &str) {
-        let mut failures = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        // Bounded: forget accounts whose last failure is long past.
-        if failures.len() > 100_000 {
-            failures.retain(|_, (_, last)| last.elapsed() < LONGEST_WAIT);
-        }
-        let entry = failures.entry(account.to_owned()).or_insert((0, Instant::now()));
-        entry.0 += 1;
-        entry.1 = Instant::now();
-    }
-
-    fn succeeded(&self, account: &str) {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).remove(account);
-    }
 }
 
 /// Argon2 is slow on purpose: at most one hash per core runs at a time, so a
@@ -226,25 +179,11 @@ impl Engine {
         Ok(rows.into_iter().map(|r| User { user_id: r.user_id, email: r.email, name: r.name, role: Role::Fan }).collect())
     }
 
-    /// Checks a password. Unknown emails cost the same as wrong passwords, so the
-    /// answer time does not reveal which accounts exist.
-    pub async fn authenticate(&self, email: &str, password: &str) -> Result<User> {
-        let account = email.trim().to_lowercase();
-        self.sign_ins().check(&account)?;
-        let outcome = self.check_password(email, password).await;
-        match &outcome {
-            Ok(_) => self.sign_ins().succeeded(&account),
-            Err(EngineError::InvalidCredentials) => self.sign_ins().failed(&account),
-            Err(_) => {}
-        }
-        outcome
-    }
-
-    async fn check_password(&self, email: &str, password: &str) -> Result<User> {
+    /// The account, if the password is right (unknown emails cost the same
+    /// as wrong passwords).
+    pub(crate) async fn check_password(&self, email: &str, password: &str) -> Result<User> {
         const DUMMY_HASH: &str = "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$Q8qkFQ9Z1q0a1bTn3Sx6y1T0wzqJQ3j0e2m6qE4wW1Y";
-        // No stored address is this long or holds a control character (which
-        // PostgreSQL text could not even carry): refuse without looking.
-        if email.len() > MAX_EMAIL_LEN || password.len() > MAX_PASSWORD_LEN * 4 || email.chars().any(char::is_control) {
+        if !could_sign_in(email, password) {
             return Err(EngineError::InvalidCredentials);
         }
         let row = sqlx::query!(
@@ -411,6 +350,13 @@ impl Engine {
         self.forget_user(user_id).await;
         Ok(StaffAccount { user_id: r.user_id, email: r.email, name: r.name, role: r.role, disabled: r.disabled, created_at: r.created_at })
     }
+}
+
+/// No stored address is this long or holds a control character (which
+/// PostgreSQL text could not even carry), and no password this long: such a
+/// sign-in is refused without looking anything up.
+pub(crate) fn could_sign_in(email: &str, password: &str) -> bool {
+    email.len() <= MAX_EMAIL_LEN && password.len() <= MAX_PASSWORD_LEN * 4 && !email.chars().any(char::is_control)
 }
 
 #[cfg(test)]

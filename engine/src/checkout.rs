@@ -297,12 +297,12 @@ pub(crate) async fn run(engine: &Engine, checkout_id: Uuid, hold_token: &str, pa
     )
     .fetch_optional(pool)
     .await?;
-    let (provider_key, amount_cents, payment_token) = match existing_intent {
+    let (provider_key, amount_cents, payment_token, sending) = match existing_intent {
         // Cash was handed over when the intent was recorded.
         Some(i) if i.provider == CASH => return settle_success(engine, checkout_id, &format!("cash-{checkout_id}")).await,
         // Resuming a request that died: send the payment again only while the
         // seats still wait for it; otherwise just learn what became of it.
-        Some(i) if seats_reserved(pool, checkout_id).await? => (i.provider_key, i.amount_cents, i.payment_token),
+        Some(i) if seats_reserved(pool, checkout_id).await? => (i.provider_key, i.amount_cents, i.payment_token, Sending::Again),
         Some(i) => return settle_by_lookup(engine, checkout_id, &i.provider_key).await,
         None => {
             let reserved = retrying(|| reserve_for_payment(engine, checkout_id, hold_token, payment)).await?;
@@ -310,7 +310,9 @@ pub(crate) async fn run(engine: &Engine, checkout_id: Uuid, hold_token: &str, pa
                 (Reserved::Yes { .. }, Payment::Cash) => {
                     return settle_success(engine, checkout_id, &format!("cash-{checkout_id}")).await;
                 }
-                (Reserved::Yes { provider_key, amount_cents }, Payment::Provider(token)) => (provider_key, amount_cents, token.to_owned()),
+                (Reserved::Yes { provider_key, amount_cents }, Payment::Provider(token)) => {
+                    (provider_key, amount_cents, token.to_owned(), Sending::First)
+                }
                 (Reserved::No(outcome), _) => return Ok(outcome),
             }
         }
@@ -327,12 +329,28 @@ pub(crate) async fn run(engine: &Engine, checkout_id: Uuid, hold_token: &str, pa
         payment_token,
         description: format!("frontrow checkout {checkout_id}"),
     };
-    pay(engine, checkout_id, &request).await
+    pay(engine, checkout_id, &request, sending).await
+}
+
+/// Whether a payment request goes to the provider for the first time, or
+/// again (after a lost answer, a crash, a search that found nothing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sending {
+    First,
+    Again,
 }
 
 /// Sends the payment (idempotent by its key, so a retry never charges twice)
 /// and settles the checkout by the answer.
-pub(crate) async fn pay(engine: &Engine, checkout_id: Uuid, request: &PaymentRequest) -> Result<CheckoutOutcome> {
+///
+/// Only a definite answer about the payment closes it: captured, declined
+/// or cancelled. The provider refusing the request itself (4xx: a rotated
+/// key, a wrong URL, parameters it will not take) proves nothing was
+/// charged only when the request is sent for the first time; a request
+/// sent again may have been charged the first time, so it stays pending,
+/// under watch (reconciliation keeps asking), with the refusal recorded
+/// for a person (Box office → Payments).
+pub(crate) async fn pay(engine: &Engine, checkout_id: Uuid, request: &PaymentRequest, sending: Sending) -> Result<CheckoutOutcome> {
     let pool = engine.pool();
     let answer = tokio::time::timeout(engine.settings().checkout_wait, engine.provider().create_payment(request)).await;
     match answer {
@@ -345,8 +363,13 @@ pub(crate) async fn pay(engine: &Engine, checkout_id: Uuid, request: &PaymentReq
             PaymentStatus::Canceled => settle_unpaid(pool, checkout_id, Unpaid::Declined("payment canceled".into())).await,
             PaymentStatus::Processing => mark_pending(pool, checkout_id, Some(&payment.provider_ref), PaymentState::Processing, None).await,
         },
+        Ok(Err(ProviderError::Rejected(detail))) if sending == Sending::Again => {
+            tracing::error!(%checkout_id, %detail, "payment provider refused a payment sent again: it may have been charged the first time; kept under watch");
+            let error = format!("the provider refused the payment sent again ({detail}): it may have been charged; check it with the provider");
+            mark_pending(pool, checkout_id, None, PaymentState::Unknown, Some(&error)).await
+        }
         Ok(Err(ProviderError::Rejected(detail))) => {
-            // The provider refused our request itself (configuration, not the
+            // The provider refused our first request itself (configuration, not the
             // card): nothing was charged; the detail is for operators only.
             tracing::error!(%checkout_id, %detail, "payment provider rejected the request");
             sqlx::query!("UPDATE payment_intents SET last_error = $2 WHERE checkout_id = $1", checkout_id, detail)
@@ -373,7 +396,7 @@ async fn settle_by_lookup(engine: &Engine, checkout_id: Uuid, provider_key: &str
         // Not found is no proof: a provider's search lags behind its
         // charges. Ask again by sending the create with the same key: the
         // original comes back if it arrived (refunded, as the seats are gone).
-        Ok(None) => pay(engine, checkout_id, &recorded_request(pool, checkout_id, &engine.settings().currency).await?).await,
+        Ok(None) => pay(engine, checkout_id, &recorded_request(pool, checkout_id, &engine.settings().currency).await?, Sending::Again).await,
         Err(e) => mark_pending(pool, checkout_id, None, PaymentState::Unknown, Some(&e.to_string())).await,
     }
 }

@@ -33,7 +33,7 @@ impl Engine {
             Some(places) => {
                 let layout = self.board().event(event_id).await?.layout().cloned();
                 if !layout.is_some_and(|l| l.section_index(&places.section).is_some_and(|s| l.sections[s].is_standing())) {
-                    return Err(EngineError::invalid(format!("{:?} is not a standing area of this event", places.section)));
+                    return Err(EngineError::NoSuch(format!("{:?} is not a standing area of this event", places.section)));
                 }
             }
         }

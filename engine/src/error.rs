@@ -10,6 +10,10 @@ use uuid::Uuid;
 pub enum EngineError {
     #[error("not found")]
     NotFound,
+    /// Something the request names (a seat, a section) that this event
+    /// does not have: well-formed, so not invalid, just not there.
+    #[error("{0}")]
+    NoSuch(String),
     #[error("{0}")]
     InvalidInput(String),
     #[error("some seats are not available")]
@@ -42,6 +46,8 @@ pub enum EngineError {
     InvalidCredentials,
     #[error("this waiting room is for fans who have verified their email address: ask for a code, then enter it")]
     EmailNotVerified,
+    #[error("{0}")]
+    WrongCode(&'static str),
     #[error("too many failed sign-ins for this account; try again in {retry_after} s")]
     TooManyAttempts { retry_after: u64 },
     #[error("your account may not do this")]
@@ -73,6 +79,8 @@ impl From<sqlx::Error> for EngineError {
         match &e {
             sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) | sqlx::Error::Tls(_) => EngineError::Unavailable(e),
             sqlx::Error::Database(db) if db.code().is_some_and(|c| c.starts_with("57P") || c.starts_with("08")) => EngineError::Unavailable(e),
+            // read_only_sql_transaction: a standby, a demoted primary, or a new primary kept read-only mid-failover.
+            sqlx::Error::Database(db) if db.code().as_deref() == Some("25006") => EngineError::Unavailable(e),
             _ => EngineError::Database(e),
         }
     }
@@ -99,6 +107,7 @@ impl From<EngineError> for AppError {
         let message = e.to_string();
         let kind = match e {
             E::NotFound => return AppError::not_found(),
+            E::NoSuch(m) => return AppError::new(ErrorKind::NotFound, m),
             E::InvalidInput(m) => return AppError::invalid(m),
             E::SeatsUnavailable { conflict_seats, suggestion } => {
                 let message = format!("not available: {}", conflict_seats.join(", "));
@@ -118,6 +127,7 @@ impl From<EngineError> for AppError {
             E::EmailTaken => ErrorKind::EmailTaken,
             E::InvalidCredentials => ErrorKind::InvalidCredentials,
             E::EmailNotVerified => ErrorKind::EmailNotVerified,
+            E::WrongCode(_) => ErrorKind::WrongCode,
             E::TooManyAttempts { retry_after } => return AppError::new(ErrorKind::RateLimited { retry_after }, message),
             E::Forbidden => return AppError::forbidden(),
             E::AlreadyRefunded => ErrorKind::AlreadyRefunded,

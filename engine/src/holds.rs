@@ -117,7 +117,7 @@ impl Engine {
             Wanted::Places(places) => {
                 let layout = live.layout().ok_or(EngineError::NotFound)?;
                 if !layout.section_index(&places.section).is_some_and(|s| layout.sections[s].is_standing()) {
-                    return Err(EngineError::invalid(format!("{:?} is not a standing area of this event", places.section)));
+                    return Err(EngineError::NoSuch(format!("{:?} is not a standing area of this event", places.section)));
                 }
                 if places.count < 1 {
                     return Err(EngineError::invalid("count must be 1 or more"));
@@ -172,21 +172,32 @@ impl Engine {
                 let hold = Hold { hold_id: request.hold, hold_token: request.token, event_id, seat_ids: seats, expires_at, total_cents };
                 return Ok(Held { hold, existing: false });
             }
-            HoldOutcome::TooMany => return Err(EngineError::TooManySeats { max: rules.max_seats_per_order }),
+            // Over the per-fan limit counting the fan's own holds: perhaps
+            // because this very request holds them already (a retry of
+            // exactly these seats; a retry with its key is answered by the
+            // database as `KeyInUse`, before the limit).
+            HoldOutcome::TooMany => EngineError::TooManySeats { max: rules.max_seats_per_order },
             HoldOutcome::NotAdmitted => return Err(EngineError::NotAdmitted),
             HoldOutcome::NotOpen => return Err(EngineError::SaleNotOpen),
             // Unpublished or cancelled since the board heard: say which.
             HoldOutcome::Closed => return Err(self.rules(event_id).await?.check_can_hold(fan, admission).err().unwrap_or(EngineError::NotFound)),
             HoldOutcome::KeyInUse => EngineError::IdempotencyKeyInUse,
             HoldOutcome::Conflict { free } => match &area {
-                None => self.explain_shortfall(event_id, &ids, free.iter().map(String::as_str)).await,
+                // The contract answers a fan's unknown seat ids 422.
+                None => match self.explain_shortfall(event_id, &ids, free.iter().map(String::as_str)).await {
+                    EngineError::NoSuch(unknown) => EngineError::InvalidInput(unknown),
+                    other => other,
+                },
                 Some(section) => EngineError::NotEnoughPlaces { section: section.clone(), available: live.free_places(section).unwrap_or(0) },
             },
         };
         match refused {
             // Seats taken, or the key already used: perhaps by this very
             // request, sent before.
-            e @ (EngineError::SeatsUnavailable { .. } | EngineError::NotEnoughPlaces { .. } | EngineError::IdempotencyKeyInUse) => {
+            e @ (EngineError::SeatsUnavailable { .. }
+            | EngineError::NotEnoughPlaces { .. }
+            | EngineError::IdempotencyKeyInUse
+            | EngineError::TooManySeats { .. }) => {
                 let by_seats = area.is_none().then_some(ids.as_slice());
                 match self.earlier_hold(fan, event_id, by_seats, key, &request_hash).await? {
                     Some(hold) => Ok(Held { hold, existing: true }),
@@ -263,7 +274,7 @@ impl Engine {
         Ok(Some(Hold { hold_id: r.hold_id, hold_token: r.hold_token, event_id: r.event_id, seat_ids: r.seat_ids, expires_at: r.expires_at, total_cents: r.total_cents }))
     }
 
-    /// After a failed claim: unknown seat ids are the caller's mistake (422);
+    /// After a failed claim: seat ids this event does not have are named;
     /// otherwise the seats not claimed are the conflicts (409).
     pub(crate) async fn explain_shortfall<'a>(&self, event_id: Uuid, seat_ids: &[String], claimed: impl Iterator<Item = &'a str>) -> EngineError {
         // The layout never changes once seated: this instance's copy says
@@ -281,7 +292,7 @@ impl Engine {
         };
         let unknown: Vec<&str> = seat_ids.iter().map(String::as_str).filter(|id| !known.contains(id)).collect();
         if !unknown.is_empty() {
-            return EngineError::invalid(format!("unknown seat ids: {}", unknown.join(", ")));
+            return EngineError::NoSuch(format!("unknown seat ids: {}", unknown.join(", ")));
         }
         let claimed: HashSet<&str> = claimed.collect();
         let conflict_seats = seat_ids.iter().filter(|id| !claimed.contains(id.as_str())).cloned().collect();

@@ -34,6 +34,7 @@ pub mod reconcile;
 mod refunds;
 pub mod reports;
 mod seats;
+pub mod sign_in;
 pub mod seating;
 mod stats;
 mod tokens;
@@ -119,7 +120,6 @@ struct Inner {
     hold_batcher: Mutex<Option<Arc<hold_batch::HoldBatcher>>>,
     hold_batch_counts: Arc<hold_batch::BatchCounts>,
     users: accounts::UserCache,
-    sign_ins: accounts::SignInFailures,
     session_ends: tokio::sync::broadcast::Sender<accounts::SessionEnd>,
 }
 
@@ -133,7 +133,6 @@ impl Engine {
                 hold_batcher: Mutex::default(),
                 hold_batch_counts: Arc::default(),
                 users: accounts::user_cache(),
-                sign_ins: accounts::SignInFailures::default(),
                 session_ends: tokio::sync::broadcast::channel(1024).0,
                 pool,
                 provider,
@@ -153,10 +152,6 @@ impl Engine {
 
     fn users(&self) -> &accounts::UserCache {
         &self.inner.users
-    }
-
-    fn sign_ins(&self) -> &accounts::SignInFailures {
-        &self.inner.sign_ins
     }
 
     fn mailer(&self) -> &dyn Mailer {

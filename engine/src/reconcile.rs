@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use uuid::Uuid;
 
-use crate::checkout::{mark_pending, pay, recorded_request, settle_success, settle_unpaid, CheckoutOutcome, Unpaid};
+use crate::checkout::{mark_pending, pay, recorded_request, settle_success, settle_unpaid, CheckoutOutcome, Sending, Unpaid};
 use crate::payment::CASH;
 use crate::refunds::attempt_refund;
 use crate::db::PaymentState;
@@ -87,9 +87,15 @@ async fn reconcile_once(engine: &Engine) -> Result<ReconcileStats> {
     // a sale that completed just after the cancel).
     stats.refunded += engine.refund_cancelled_events().await?;
 
-    // Refunds the provider has not confirmed yet.
+    // Refunds the provider has not confirmed yet, least recently tried
+    // first, each after waiting as long again as it has been failing (1 s,
+    // 2 s, 4 s, … at most an hour between tries), so a provider that keeps
+    // refusing one is not asked about it every round.
     let refunds = sqlx::query_scalar!(
-        "SELECT refund_id FROM refunds WHERE status <> 'succeeded' AND updated_at < now() - interval '1 second' LIMIT 200"
+        r#"SELECT refund_id FROM refunds
+            WHERE status <> 'succeeded'
+              AND updated_at < now() - least(interval '1 hour', greatest(interval '1 second', updated_at - created_at))
+            ORDER BY updated_at, refund_id LIMIT 200"#
     )
     .fetch_all(pool)
     .await?;
@@ -247,7 +253,7 @@ async fn settle_one(
         // with the same key, which answers the original if it arrived.
         Ok(None) => {
             let request = recorded_request(pool, checkout_id, &engine.settings().currency).await?;
-            let outcome = pay(engine, checkout_id, &request).await?;
+            let outcome = pay(engine, checkout_id, &request, Sending::Again).await?;
             if matches!(outcome, CheckoutOutcome::PaymentPending { .. }) {
                 // Still no answer: past the deadline the seats go back on sale.
                 stats.released += release_past_deadline(pool, checkout_id).await?;

@@ -69,6 +69,10 @@ impl Engine {
                 if ids.is_empty() {
                     return Err(EngineError::invalid("ticket_ids, when given, must name at least one ticket"));
                 }
+                let distinct: std::collections::HashSet<&Uuid> = ids.iter().collect();
+                if distinct.len() != ids.len() {
+                    return Err(EngineError::invalid("ticket_ids names a ticket more than once"));
+                }
                 for id in ids {
                     match tickets.iter().find(|t| t.ticket_id == *id) {
                         None => return Err(EngineError::invalid(format!("ticket {id} is not part of this booking"))),
@@ -91,8 +95,11 @@ impl Engine {
         }
         let refunded = void_tickets(&mut tx, booking_id, &wanted, frontrow_model::TicketState::Refunded).await?;
         if refunded.len() != wanted.len() {
-            // The booking row is locked, so nothing else changed them meanwhile.
-            return Err(EngineError::Internal(format!("booking {booking_id}: tickets changed under a refund")));
+            // The booking row is locked against other refunds and the
+            // cancellation, but not against the door: a ticket was checked
+            // in between the read above and this change. Nothing is changed
+            // (the transaction is dropped); the ticket is used.
+            return Err(EngineError::TicketUsed);
         }
         let seat_ids: Vec<String> = refunded.iter().map(|t| t.seat_id.clone()).collect();
         let seats_released = seats::free_sold(&mut tx, booking_id, &seat_ids, Some(staff.user_id), Unsold::Refund).await?;
@@ -155,8 +162,13 @@ impl Engine {
         .fetch_all(self.pool())
         .await?;
         let mut done = 0;
+        // One event's failure (a booking that cannot be refunded, say) is
+        // logged and retried next round; it does not hold the others up.
         for event_id in events {
-            done += self.refund_cancelled(event_id).await?;
+            match self.refund_cancelled(event_id).await {
+                Ok(n) => done += n,
+                Err(e) => tracing::error!(%event_id, error = %e, "refunding a cancelled event's bookings failed; will retry"),
+            }
         }
         Ok(done)
     }

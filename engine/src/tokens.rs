@@ -24,6 +24,11 @@ pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
+/// Names a client device that signed in (see `sign_in`).
+pub(crate) fn device_nonce() -> String {
+    random_hex(16)
+}
+
 fn random_hex(len: usize) -> String {
     let mut buf = vec![0u8; len];
     rand::rngs::OsRng.fill_bytes(&mut buf);

@@ -1,5 +1,6 @@
 //! Email verification by one-time code: a six-digit code, mailed, valid for
-//! a quarter of an hour and for five tries, kept only as a hash. Events may
+//! a quarter of an hour, kept only as a hash; five wrong tries and five
+//! codes an hour per account. Events may
 //! ask for a verified address before a fan joins their waiting room.
 
 use std::time::Duration;
@@ -15,9 +16,14 @@ use crate::tokens::sha256_hex;
 use crate::Engine;
 
 const CODE_VALID: Duration = Duration::from_secs(15 * 60);
+/// Wrong tries allowed per account per window, whatever codes were sent.
 const TRIES: i32 = 5;
-/// A new code is sent at most this often per account.
+/// A new code is sent at most this often per account,
 const RESEND_AFTER: Duration = Duration::from_secs(30);
+/// and at most this many per window (one address has one account, so this
+/// caps the mails an address gets too).
+const CODES_PER_WINDOW: i32 = 5;
+const WINDOW: Duration = Duration::from_secs(3600);
 
 fn code_hash(user_id: Uuid, code: &str) -> String {
     sha256_hex(format!("{user_id}:{code}").as_bytes())
@@ -39,20 +45,38 @@ impl Engine {
             return Ok(false);
         }
         let code = format!("{:06}", rand::thread_rng().gen_range(0..1_000_000));
+        // Within an hour a resent code keeps the wrong tries made so far, and
+        // only so many codes go out: guesses stay a handful an hour however
+        // often a new code is asked for. A new hour starts both afresh.
         let sent = sqlx::query!(
-            r#"INSERT INTO email_codes (user_id, code_hash, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))
-               ON CONFLICT (user_id) DO UPDATE SET code_hash = $2, expires_at = now() + make_interval(secs => $3), attempts = 0, sent_at = now()
-                WHERE email_codes.sent_at <= now() - make_interval(secs => $4)
-            RETURNING user_id"#,
+            r#"WITH sent AS (
+                   INSERT INTO email_codes AS c (user_id, code_hash, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))
+                   ON CONFLICT (user_id) DO UPDATE
+                      SET code_hash = $2, expires_at = now() + make_interval(secs => $3), sent_at = now(),
+                          window_started_at = CASE WHEN c.window_started_at <= now() - make_interval(secs => $7) THEN now() ELSE c.window_started_at END,
+                          sent_in_window = CASE WHEN c.window_started_at <= now() - make_interval(secs => $7) THEN 1 ELSE c.sent_in_window + 1 END,
+                          attempts = CASE WHEN c.window_started_at <= now() - make_interval(secs => $7) THEN 0 ELSE c.attempts END
+                    WHERE c.sent_at <= now() - make_interval(secs => $4)
+                      AND (c.window_started_at <= now() - make_interval(secs => $7) OR (c.sent_in_window < $5 AND c.attempts < $6))
+                   RETURNING c.user_id)
+               SELECT EXISTS (SELECT 1 FROM sent) AS "sent!",
+                      (SELECT ceil(extract(epoch FROM
+                                 CASE WHEN c.sent_in_window >= $5 OR c.attempts >= $6 THEN c.window_started_at + make_interval(secs => $7)
+                                      ELSE c.sent_at + make_interval(secs => $4) END - now()))::bigint
+                         FROM email_codes c WHERE c.user_id = $1) AS "wait_secs?""#,
             fan.user_id,
             code_hash(fan.user_id, &code),
             CODE_VALID.as_secs_f64(),
             RESEND_AFTER.as_secs_f64(),
+            CODES_PER_WINDOW,
+            TRIES,
+            WINDOW.as_secs_f64(),
         )
-        .fetch_optional(self.pool())
+        .fetch_one(self.pool())
         .await?;
-        if sent.is_none() {
-            return Err(EngineError::TooManyAttempts { retry_after: RESEND_AFTER.as_secs() });
+        if !sent.sent {
+            let wait = sent.wait_secs.unwrap_or(1).max(1);
+            return Err(EngineError::TooManyAttempts { retry_after: u64::try_from(wait).unwrap_or(1) });
         }
         let mail = Mail {
             to: fan.email.clone(),
@@ -77,12 +101,12 @@ impl Engine {
         .fetch_optional(&mut *tx)
         .await?;
         let Some(pending) = pending.filter(|p| p.expires_at > Utc::now() && p.attempts < TRIES) else {
-            return Err(EngineError::invalid("no code is waiting (or it expired, or was tried too often): ask for a new one"));
+            return Err(EngineError::WrongCode("no code is waiting (or it expired, or this hour's tries are used up): ask for a new one"));
         };
         if pending.code_hash != code_hash(fan.user_id, code) {
             sqlx::query!("UPDATE email_codes SET attempts = attempts + 1 WHERE user_id = $1", fan.user_id).execute(&mut *tx).await?;
             tx.commit().await?;
-            return Err(EngineError::invalid("that is not the code we sent"));
+            return Err(EngineError::WrongCode("that is not the code we sent"));
         }
         sqlx::query!("UPDATE users SET email_verified_at = now() WHERE user_id = $1", fan.user_id).execute(&mut *tx).await?;
         sqlx::query!("DELETE FROM email_codes WHERE user_id = $1", fan.user_id).execute(&mut *tx).await?;

@@ -17,9 +17,9 @@ use crate::venue::Stage;
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct EventChanges {
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200))]
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
     pub name: Option<String>,
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200))]
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
     pub venue: Option<String>,
     pub starts_at: Option<DateTime<Utc>>,
     pub sale_opens_at: Option<DateTime<Utc>>,
@@ -52,7 +52,7 @@ pub struct StaffEventLine {
 #[serde(deny_unknown_fields)]
 pub struct ReasonBody {
     /// Why, for the change log.
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 500))]
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 500, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
     pub reason: String,
 }
 
@@ -63,7 +63,7 @@ pub struct BlockRequest {
     #[cfg_attr(feature = "openapi", schema(min_items = 1, max_items = 1000))]
     pub seat_ids: Vec<SeatId>,
     /// Why (production hold, house seats...), for the change log.
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 500))]
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 500, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
     pub reason: String,
 }
 
@@ -111,7 +111,7 @@ pub struct CounterSaleRequest {
     /// The card's token from the terminal, for `card`.
     #[serde(default)]
     pub payment_token: Option<PaymentToken>,
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200))]
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
     pub customer_name: String,
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(format = Email, max_length = 254))]
@@ -124,10 +124,22 @@ pub struct CounterSaleRequest {
 pub struct RefundRequest {
     /// The tickets to refund; none means every live ticket of the booking.
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(max_items = 100))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = ticket_list_schema))]
     pub ticket_ids: Option<Vec<Uuid>>,
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 500))]
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 500, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
     pub reason: String,
+}
+
+/// Up to 100 distinct tickets (a list naming one twice is refused).
+#[cfg(feature = "openapi")]
+fn ticket_list_schema() -> utoipa::openapi::schema::Array {
+    utoipa::openapi::schema::ArrayBuilder::new()
+        .schema_type(utoipa::openapi::schema::SchemaType::from_iter([utoipa::openapi::Type::Array, utoipa::openapi::Type::Null]))
+        .items(utoipa::openapi::ObjectBuilder::new().schema_type(utoipa::openapi::Type::String).format(Some(utoipa::openapi::SchemaFormat::KnownFormat(utoipa::openapi::KnownFormat::Uuid))))
+        .max_items(Some(100))
+        .unique_items(true)
+        .description(Some("The tickets to refund (distinct); leave it out for every live ticket of the booking"))
+        .build()
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -298,7 +310,7 @@ pub struct Layout {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NewLayout {
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200))]
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
     pub name: String,
     #[cfg_attr(feature = "openapi", schema(min_items = 1, max_items = 200))]
     pub sections: Vec<NewSection>,
@@ -316,7 +328,7 @@ pub struct NewStaffUser {
     pub email: String,
     #[cfg_attr(feature = "openapi", schema(min_length = 8, max_length = 1024))]
     pub password: String,
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200, pattern = "\\S"))]
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
     pub name: String,
     pub role: Role,
 }

@@ -51,6 +51,9 @@ pub enum ErrorKind {
     SaleNotOpen,
     /// 403: the event requires a verified email to join its waiting room.
     EmailNotVerified,
+    /// 403: that is not the email code we sent (or none is waiting: ask
+    /// for a new one).
+    WrongCode,
     /// 404: no such thing (or not yours to see).
     NotFound,
     /// 404: no ticket has this code.
@@ -125,7 +128,7 @@ impl ErrorKind {
             BadRequest | InvalidJson => 400,
             Unauthenticated | InvalidCredentials => 401,
             PaymentDeclined { .. } | PaymentFailed { .. } => 402,
-            Forbidden | Csrf | NotAdmitted | SaleNotOpen | EmailNotVerified => 403,
+            Forbidden | Csrf | NotAdmitted | SaleNotOpen | EmailNotVerified | WrongCode => 403,
             NotFound | UnknownTicket => 404,
             MethodNotAllowed => 405,
             SeatsUnavailable { .. }

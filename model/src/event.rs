@@ -9,7 +9,7 @@ use crate::venue::{Placement, SectionKind, Stage, StandingArea};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TierPrice {
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 32))]
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 32, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
     pub tier: String,
     #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 10_000_000))]
     pub price_cents: i32,
@@ -191,11 +191,11 @@ pub struct SeatMap {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NewEvent {
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200))]
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
     pub name: String,
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 50))]
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 50, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
     pub kind: String,
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200))]
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
     pub venue: String,
     pub starts_at: DateTime<Utc>,
     /// In the past: on sale at once.
@@ -284,7 +284,7 @@ pub struct NewRow {
     /// Number of seats in the row, numbered 1..=seats.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 1000))]
     pub seats: i32,
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 32))]
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 32, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
     pub tier: String,
     /// Seat numbers after which an aisle runs: the seats either side are
     /// not side by side.

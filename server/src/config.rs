@@ -136,9 +136,23 @@ pub struct ServeArgs {
     /// address may hold open (an IPv6 client counts by its /64).
     #[arg(long, env = "FRONTROW_SOCKETS_PER_ADDRESS", default_value_t = 100)]
     pub sockets_per_address: usize,
-    /// Public base URL; an https URL marks session cookies Secure.
+    /// A live socket whose client has sent nothing for half this long is
+    /// pinged (browsers answer by themselves), and closed when it stays
+    /// silent for all of it: a reader that is gone does not keep its place.
+    /// Not a flag (tests shorten it).
+    #[arg(skip = 60_000_u64)]
+    pub socket_idle_ms: u64,
+    /// Public base URL; an https URL marks session cookies Secure. Unset,
+    /// the server is the demo: the simulated provider (unless another is
+    /// named) and the demo staff account's published password.
     #[arg(long, env = "FRONTROW_PUBLIC_URL")]
     pub public_url: Option<String>,
+    /// Serve the demo (no FRONTROW_PUBLIC_URL) on an address beyond
+    /// loopback anyway (`1`/`true`); without it such a server refuses to
+    /// start, as anyone reaching it could sign in as the demo staff account.
+    #[arg(long, env = "FRONTROW_ALLOW_DEMO_ON_NETWORK", action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new(), default_value_t = false)]
+    pub allow_demo_on_network: bool,
     /// Built site (hydration bundle, CSS, public files).
     #[arg(long, env = "FRONTROW_SITE_ROOT", default_value = "target/site")]
     pub site_root: PathBuf,
@@ -235,6 +249,35 @@ impl ServeArgs {
             Some(url) => url.trim_end_matches('/').to_owned(),
             None => format!("http://{}", self.addr),
         }
+    }
+
+    /// Without a public URL this is the demo set-up: says so loudly, and
+    /// refuses to serve it beyond loopback unless asked to explicitly.
+    pub fn check_demo(&self) -> anyhow::Result<()> {
+        if self.public_url.is_some() {
+            return Ok(());
+        }
+        let simulated = self.provider()? == ProviderKind::Simulated;
+        if simulated {
+            tracing::warn!("DEMO: FRONTROW_PUBLIC_URL is not set and payments go to the SIMULATED provider (test tokens, no money moves)");
+        }
+        tracing::warn!(
+            "DEMO: FRONTROW_PUBLIC_URL is not set: the demo staff account ({}) signs in with its published password wherever it has been seeded",
+            crate::demo::DEMO_STAFF_EMAIL
+        );
+        if self.addr.ip().is_loopback() {
+            return Ok(());
+        }
+        anyhow::ensure!(
+            self.allow_demo_on_network,
+            "refusing to start: listening on {} reaches beyond this machine, and without FRONTROW_PUBLIC_URL this is the demo \
+             ({}the demo staff account's published password): anyone who can reach it could use them. Set FRONTROW_PUBLIC_URL \
+             (and FRONTROW_PAYMENT_PROVIDER), listen on 127.0.0.1, or set FRONTROW_ALLOW_DEMO_ON_NETWORK=1 to serve the demo on the network anyway",
+            self.addr,
+            if simulated { "the simulated payment provider, " } else { "" },
+        );
+        tracing::warn!(addr = %self.addr, "DEMO: serving the demo beyond loopback, as FRONTROW_ALLOW_DEMO_ON_NETWORK asks");
+        Ok(())
     }
 
     pub fn secure_cookies(&self) -> bool {

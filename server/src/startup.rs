@@ -185,6 +185,7 @@ impl Application {
             settings.secret.as_deref().is_some_and(|s| s.len() >= 16),
             "FRONTROW_SECRET must be set to at least 16 characters (or left unset for a generated one)"
         );
+        settings.check_demo()?;
         let mut settings = settings;
         let instance_id = *settings.instance_id.get_or_insert_with(uuid::Uuid::new_v4);
         let engine = engine(&settings, pool.clone())?;
@@ -297,8 +298,11 @@ fn router(state: AppState) -> Router {
         block_seats: state.settings.section_block_seats.max(1),
         ..Default::default()
     };
+    let fan_limiter = state.fan_limiter.clone();
+    let fan_limit = frontrow_app::server::FanLimit(Arc::new(move |fan: uuid::Uuid| api::queue::check_fan(fan_limiter.as_deref(), fan)));
     let app_context = move || {
         leptos::prelude::provide_context(engine.clone());
+        leptos::prelude::provide_context(fan_limit.clone());
         leptos::prelude::provide_context(site.clone());
         leptos::prelude::provide_context(map_settings);
         crate::security::record_page_nonce();
@@ -321,6 +325,7 @@ fn router(state: AppState) -> Router {
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), api::rate_limit_server_fns))
         .route_layer(axum::middleware::from_fn(api::track_metrics))
         .layer(axum::middleware::from_fn(api::csrf_guard))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), api::client_address))
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::security::security_headers))
         .layer(sessions)
         .layer(axum::middleware::map_response(session_store_failure_is_unavailable))

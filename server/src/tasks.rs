@@ -75,17 +75,29 @@ pub fn spawn(state: AppState, shutdown: CancellationToken) -> Tasks {
     }));
 
     // The rate limiters forget clients that have gone quiet.
-    let limiters = (state.rate_limiter.clone(), state.fan_limiter.clone());
+    let by_address = [state.rate_limiter.clone(), state.account_limiter.clone()];
+    let by_fan = state.fan_limiter.clone();
     set.spawn(every(Duration::from_secs(60), shutdown.clone(), move || {
-        if let Some(l) = &limiters.0 {
-            l.retain_recent();
-            l.shrink_to_fit();
+        for limiter in by_address.iter().flatten() {
+            limiter.retain_recent();
+            limiter.shrink_to_fit();
         }
-        if let Some(l) = &limiters.1 {
-            l.retain_recent();
-            l.shrink_to_fit();
+        if let Some(limiter) = &by_fan {
+            limiter.retain_recent();
+            limiter.shrink_to_fit();
         }
         async {}
+    }));
+
+    // Sign-in counts quiet for a day are forgotten.
+    let engine = state.engine.clone();
+    set.spawn(every(Duration::from_secs(3600), shutdown.clone(), move || {
+        let engine = engine.clone();
+        async move {
+            if let Err(e) = engine.forget_sign_in_attempts().await {
+                tracing::warn!(error = %e, "forgetting old sign-in counts failed");
+            }
+        }
     }));
 
     // Expired sessions are deleted hourly (and once at start).

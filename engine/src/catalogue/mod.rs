@@ -113,7 +113,7 @@ impl Engine {
             (Some(_), false) => return Err(EngineError::invalid("give either sections or layout_id, not both")),
             (Some(layout_id), true) => {
                 let layout = self.layout(layout_id).await.map_err(|e| match e {
-                    EngineError::NotFound => EngineError::invalid("no such layout_id"),
+                    EngineError::NotFound => EngineError::NoSuch("no such layout_id".into()),
                     other => other,
                 })?;
                 new.sections = layout.sections;

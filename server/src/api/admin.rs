@@ -101,6 +101,13 @@ fn csv(filename: String, body: String) -> Response {
         .into_response()
 }
 
+/// Creates an event. Besides the schema, rules between fields (422
+/// `invalid_input` names the one broken): tiers, sections and a section's
+/// rows are each listed once; every row's and standing area's tier is one of
+/// `tiers`; a row's `aisles_after`, `wheelchair` and `companion` are seat
+/// numbers of that row, and no seat is both wheelchair and companion; at
+/// most 100,000 seats and standing places; `sections` or `layout_id`, not
+/// both. A `layout_id` that does not exist is 404.
 #[utoipa::path(post, path = "/api/v1/admin/events", request_body = NewEvent, security(("session" = [])),
     responses((status = 201, body = CreatedEvent)))]
 pub async fn create_event(
@@ -188,7 +195,7 @@ pub async fn release_hold(
     Ok(Json(Released { released: state.engine.release_hold_for_staff(&staff, hold_id, &body.reason).await? }))
 }
 
-#[utoipa::path(post, path = "/api/v1/admin/events/{event_id}/counter-sales", params(("event_id" = Uuid, Path), ("Idempotency-Key" = String, Header)),
+#[utoipa::path(post, path = "/api/v1/admin/events/{event_id}/counter-sales", params(("event_id" = Uuid, Path), ("Idempotency-Key" = String, Header, min_length = 1, max_length = 255, pattern = "^[!-~]+$")),
     request_body = CounterSaleRequest, security(("session" = [])),
     responses((status = 201, body = Booking), (status = 202, description = "payment_pending: follow GET /api/v1/checkouts/{checkout_id}"),
               (status = 402, description = "payment_declined", body = AppError), (status = 409, description = "seats_unavailable", body = AppError)))]
@@ -213,7 +220,7 @@ pub async fn find_bookings(State(state): State<AppState>, StaffUser(staff): Staf
     Ok(Json(BookingSearch { bookings: state.engine.find_bookings(&staff, q.event_id, q.q.as_deref()).await? }))
 }
 
-#[utoipa::path(post, path = "/api/v1/admin/bookings/{booking_id}/refund", params(("booking_id" = Uuid, Path), ("Idempotency-Key" = String, Header)),
+#[utoipa::path(post, path = "/api/v1/admin/bookings/{booking_id}/refund", params(("booking_id" = Uuid, Path), ("Idempotency-Key" = String, Header, min_length = 1, max_length = 255, pattern = "^[!-~]+$")),
     request_body = RefundRequest, security(("session" = [])),
     responses((status = 200, body = RefundResult), (status = 409, description = "already_refunded or ticket_used", body = AppError)))]
 pub async fn refund_booking(

@@ -1,6 +1,5 @@
 //! The catalogue: events and seat maps, from this instance's memory.
 
-use std::sync::Arc;
 
 use axum::extract::State;
 use axum::http::HeaderMap;
@@ -10,7 +9,7 @@ use frontrow_model::{EventDetail, EventSummary, SeatMap};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use super::error::{AppError, ApiResult};
+use super::error::{AppError, ApiResult, ErrorKind};
 use super::extract::{ApiQuery, IdPath};
 use crate::prepared::Prepared;
 use crate::state::AppState;
@@ -24,7 +23,7 @@ pub struct EventList {
 #[into_params(parameter_in = Query)]
 pub struct SeatsQuery {
     /// Only this section's seats.
-    #[param(max_length = 16)]
+    #[param(min_length = 1, max_length = 16, pattern = "^[A-Za-z0-9]+$")]
     pub section: Option<String>,
 }
 
@@ -60,7 +59,7 @@ pub async fn seats(
     ApiQuery(q): ApiQuery<SeatsQuery>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
-    if q.section.as_deref().is_some_and(|s| s.len() > frontrow_engine::catalogue::MAX_LABEL_LEN) {
+    if q.section.as_deref().is_some_and(|s| s.chars().count() > frontrow_engine::catalogue::MAX_LABEL_LEN) {
         return Err(AppError::invalid("section is at most 16 characters"));
     }
     let live = state.engine.board().event(event_id).await?;
@@ -72,8 +71,9 @@ pub async fn seats(
     let revision = live.revision().ok_or_else(AppError::not_found)?;
     let layout = live.layout().ok_or_else(AppError::not_found)?;
     let section = q.section;
-    // Only the whole map and the layout's own sections are kept.
-    let kept = section.as_deref().is_none_or(|name| layout.sections.iter().any(|s| s.name == name));
+    if section.as_deref().is_some_and(|name| !layout.sections.iter().any(|s| s.name == name)) {
+        return Err(AppError::new(ErrorKind::NotFound, "this event has no such section"));
+    }
     let resource = format!("seats/{event_id}/{}", section.as_deref().unwrap_or_default());
     let render = move || {
         // The bytes are labelled with the revision of the snapshot they are
@@ -82,7 +82,7 @@ pub async fn seats(
         let body = serde_json::to_vec(&board.seat_map(section.as_deref(), false))?;
         Prepared::new(board.revision, "application/json", body)
     };
-    let prepared = if kept { state.prepared.get(&resource, &revision, render).await } else { render().map(Arc::new) };
+    let prepared = state.prepared.get(&resource, &revision, render).await;
     let prepared = prepared.map_err(|e| {
         tracing::error!(error = %e, "could not prepare a seat map");
         AppError::internal()

@@ -32,7 +32,26 @@ where
         if !value.is_object() {
             return Err(AppError::invalid("the request body must be a JSON object"));
         }
+        let mut value = value;
+        integral_numbers_as_integers(&mut value);
         serde_json::from_value(value).map(Self).map_err(|e| AppError::invalid(format!("invalid request body: {e}")))
+    }
+}
+
+/// JSON has one number type: `100.0` is the integer 100 to JSON Schema (and
+/// to the document), but serde reads it into an integer field only when it
+/// is written without the fraction.
+fn integral_numbers_as_integers(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::Number(n) if !n.is_i64() && !n.is_u64() => {
+            if let Some(f) = n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15) {
+                *value = Value::from(f as i64);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integral_numbers_as_integers),
+        Value::Object(fields) => fields.values_mut().for_each(integral_numbers_as_integers),
+        _ => {}
     }
 }
 

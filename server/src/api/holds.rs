@@ -75,13 +75,13 @@ fn hold_answer(held: Held) -> (StatusCode, Json<Hold>) {
 
 #[utoipa::path(post, path = "/api/v1/events/{event_id}/holds",
     params(("event_id" = Uuid, Path), ("X-Admission-Token" = Option<String>, Header),
-           ("Idempotency-Key" = Option<String>, Header, description = "the same key and seats again answer the same hold while it lives")),
+           ("Idempotency-Key" = Option<String>, Header, min_length = 1, max_length = 255, pattern = "^[!-~]+$", description = "the same key and seats again answer the same hold while it lives")),
     request_body = HoldBody, security(("session" = [])),
     responses((status = 201, body = Hold),
               (status = 200, description = "this request was made before (same key, or exactly the seats of a live hold of yours): that hold", body = Hold),
               (status = 409, description = "seats_unavailable, with conflict_seats; or idempotency_key_reused", body = AppError),
               (status = 410, description = "hold_expired: the hold this key made has ended", body = AppError),
-              (status = 422, description = "invalid_input or too_many_seats", body = AppError),
+              (status = 422, description = "invalid_input (seat ids this event does not have) or too_many_seats (over the event's max_seats_per_order with this fan's other holds)", body = AppError),
               (status = 403, description = "sale_not_open, not_admitted or csrf", body = AppError)))]
 pub async fn create_hold(
     State(state): State<AppState>,
@@ -131,13 +131,14 @@ pub async fn hold_best(
 /// Places of a standing area by count: any free ones, all or none.
 #[utoipa::path(post, path = "/api/v1/events/{event_id}/holds/standing",
     params(("event_id" = Uuid, Path), ("X-Admission-Token" = Option<String>, Header),
-           ("Idempotency-Key" = Option<String>, Header, description = "the same key and request again answer the same hold while it lives")),
+           ("Idempotency-Key" = Option<String>, Header, min_length = 1, max_length = 255, pattern = "^[!-~]+$", description = "the same key and request again answer the same hold while it lives")),
     request_body = StandingPlaces, security(("session" = [])),
     responses((status = 201, body = Hold),
               (status = 200, description = "this request was made before (same key): that hold", body = Hold),
               (status = 409, description = "not_enough_places (with how many are left), or idempotency_key_reused", body = AppError),
               (status = 410, description = "hold_expired: the hold this key made has ended", body = AppError),
-              (status = 422, description = "invalid_input (not a standing area) or too_many_seats", body = AppError),
+              (status = 404, description = "not_found: no such event, or no such standing area in it", body = AppError),
+              (status = 422, description = "invalid_input or too_many_seats (over the event's max_seats_per_order with this fan's other holds)", body = AppError),
               (status = 403, description = "sale_not_open, not_admitted or csrf", body = AppError)))]
 pub async fn hold_places(
     State(state): State<AppState>,
@@ -177,7 +178,7 @@ pub async fn release_hold(
     Ok(StatusCode::NO_CONTENT)
 }
 
-#[utoipa::path(post, path = "/api/v1/holds/{hold_id}/checkout", params(("hold_id" = Uuid, Path), ("Idempotency-Key" = String, Header)),
+#[utoipa::path(post, path = "/api/v1/holds/{hold_id}/checkout", params(("hold_id" = Uuid, Path), ("Idempotency-Key" = String, Header, min_length = 1, max_length = 255, pattern = "^[!-~]+$")),
     request_body = CheckoutBody, security(("session" = [])),
     responses((status = 201, body = Booking), (status = 202, description = "payment_pending: follow GET /api/v1/checkouts/{checkout_id}"),
               (status = 402, description = "payment_declined or payment_failed", body = AppError),

@@ -61,6 +61,7 @@ impl Modify for TheWholeTruth {
     fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
         let components = doc.components.get_or_insert_with(Default::default);
         components.add_security_scheme("session", SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::new(SESSION_COOKIE))));
+        section_is_rows_or_standing(components);
         let error = |what: &str| -> RefOr<OpenApiResponse> {
             ResponseBuilder::new()
                 .description(what)
@@ -105,6 +106,26 @@ impl Modify for TheWholeTruth {
             }
         }
     }
+}
+
+/// A section has rows (1 to 500) or is a standing area (with no rows): a
+/// rule between two fields, which the derived schema cannot say alone.
+fn section_is_rows_or_standing(components: &mut utoipa::openapi::Components) {
+    use utoipa::openapi::schema::{AllOfBuilder, AnyOfBuilder, ArrayBuilder, ObjectBuilder, Schema, Type};
+    let Some(RefOr::T(section)) = components.schemas.get_mut("NewSection") else { return };
+    let seated = ObjectBuilder::new()
+        .required("rows")
+        .property("rows", ArrayBuilder::new().min_items(Some(1)))
+        .property("standing", ObjectBuilder::new().schema_type(Type::Null));
+    let standing = ObjectBuilder::new()
+        .required("standing")
+        .property("standing", ObjectBuilder::new().schema_type(Type::Object))
+        .property("rows", ArrayBuilder::new().max_items(Some(0)));
+    let derived = std::mem::replace(section, Schema::default());
+    *section = AllOfBuilder::new()
+        .item(derived)
+        .item(AnyOfBuilder::new().item(seated).item(standing).description(Some("rows, or a standing area with none")))
+        .into();
 }
 
 async fn openapi_json() -> Json<utoipa::openapi::OpenApi> {
@@ -173,7 +194,7 @@ pub fn router(state: AppState) -> Router<AppState> {
 
 /// Where accounts are made and passwords tried, by the JSON API or a page.
 fn is_account_path(path: &str) -> bool {
-    matches!(path, "/api/v1/auth/signup" | "/api/v1/auth/login") || frontrow_app::actions::account_paths().contains(&path)
+    matches!(path, "/api/v1/auth/signup" | "/api/v1/auth/login" | "/api/v1/me/email-code" | "/api/v1/me/email-code/confirm") || frontrow_app::actions::account_paths().contains(&path)
 }
 
 /// Per-client token bucket (an address, an IPv6 /64); 429 with
@@ -189,6 +210,15 @@ async fn rate_limit(State(state): State<AppState>, request: Request, next: Next)
                 return AppError::rate_limited(wait.as_secs() + 1).into_response();
             }
         }
+    }
+    next.run(request).await
+}
+
+/// Records who is asking (see `clients`) for the handlers that count by
+/// address, such as sign-in.
+pub async fn client_address(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    if let Some(ip) = crate::clients::request_key(request.extensions(), request.headers(), &state.settings.trusted_proxies) {
+        request.extensions_mut().insert(frontrow_engine::sign_in::ClientAddress(ip));
     }
     next.run(request).await
 }
@@ -219,6 +249,10 @@ pub async fn server_fn_status(request: Request, next: Next) -> Response {
     if let Ok(error) = serde_json::from_slice::<AppError>(&bytes) {
         if let Ok(status) = axum::http::StatusCode::from_u16(error.status()) {
             parts.status = status;
+        }
+        // The wait, as the JSON API says it.
+        if let ErrorKind::RateLimited { retry_after } = error.kind {
+            parts.headers.insert(header::RETRY_AFTER, axum::http::HeaderValue::from(retry_after));
         }
     }
     Response::from_parts(parts, axum::body::Body::from(bytes))

@@ -11,14 +11,20 @@ use uuid::Uuid;
 
 use super::error::{AppError, ApiResult};
 use super::extract::{socket_slot, ApiJson, ClientKey, CurrentUser, IdPath, StaffUser};
-use super::live::small_buffers;
+use super::live::{small_buffers, Liveness};
 use crate::state::AppState;
 
 /// Per-fan limit on waiting-room and hold calls (on top of the per-address
 /// one), so one account cannot poll or grab at machine speed.
 pub fn limit_fan(state: &AppState, user: &User) -> ApiResult<()> {
-    if let Some(limiter) = &state.fan_limiter {
-        if let Err(not_until) = limiter.check_key(&user.user_id) {
+    check_fan(state.fan_limiter.as_deref(), user.user_id)
+}
+
+/// The per-fan check itself; the app's server functions draw on the same
+/// limiter (see `startup`), so a fan has one allowance however they ask.
+pub fn check_fan(limiter: Option<&crate::state::FanRateLimiter>, fan: Uuid) -> ApiResult<()> {
+    if let Some(limiter) = limiter {
+        if let Err(not_until) = limiter.check_key(&fan) {
             use governor::clock::{Clock, DefaultClock};
             let wait = not_until.wait_time_from(DefaultClock::default().now());
             return Err(AppError::rate_limited(wait.as_secs() + 1));
@@ -77,15 +83,21 @@ const SOCKETS_PER_TOKEN: usize = 4;
 
 /// `GET /api/v1/events/{id}/queue/{token}/live`: the fan's position pushed
 /// after every admission round (the page polls when this is unavailable).
+/// Only the fan whose entry the token is may listen (401 signed out, 403
+/// someone else's token).
 pub async fn live(
     State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
     Path((event_id, queue_token)): Path<(String, String)>,
     client: ClientKey,
     upgrade: axum::extract::ws::WebSocketUpgrade,
 ) -> ApiResult<axum::response::Response> {
     let event_id: Uuid = event_id.parse().map_err(|_| AppError::not_found())?;
-    // Unknown tokens are refused before the upgrade; the one query a socket
-    // costs is this one.
+    // Unknown tokens, and other fans' tokens, are refused before the
+    // upgrade; these two reads are all a socket costs.
+    if state.engine.queue_owner(event_id, &queue_token).await? != user.user_id {
+        return Err(AppError::forbidden());
+    }
     let (ticket, _) = state.engine.queue_entry(event_id, &queue_token).await?;
     let slot = socket_slot(&state, &client, Some((format!("queue:{queue_token}"), SOCKETS_PER_TOKEN)))?;
     let rounds = state.engine.queue_feed().subscribe(event_id);
@@ -120,13 +132,24 @@ async fn push_positions(
 ) {
     use axum::extract::ws::Message;
     use tokio::sync::broadcast::error::RecvError;
+    let mut liveness = Liveness::new(std::time::Duration::from_millis(state.settings.socket_idle_ms));
     loop {
         let round = tokio::select! {
             _ = state.shutdown.cancelled() => return,
             incoming = socket.recv() => match incoming {
+                // A message over the size cap is an error: the socket ends.
                 Some(Ok(Message::Close(_))) | Some(Err(_)) | None => return,
-                Some(Ok(_)) => continue,
+                Some(Ok(_)) => {
+                    liveness.heard();
+                    continue;
+                }
             },
+            _ = tokio::time::sleep_until(liveness.due()) => {
+                if liveness.act(&mut socket).await {
+                    continue;
+                }
+                return;
+            }
             round = rounds.recv() => match round {
                 Ok(round) => round,
                 Err(RecvError::Lagged(_)) => continue,

@@ -2,8 +2,7 @@
 //! cookie, the operations endpoints, the OpenAPI document, request ids and
 //! rate limits.
 
-
-use crate::common::{spawn_app, spawn_app_with, Client, Reply, TestApp, PASSWORD};
+use crate::common::{assert_error, spawn_app, spawn_app_with, Client, Reply, TestApp, PASSWORD};
 use serde_json::{json, Value};
 use uuid::Uuid;
 
@@ -11,13 +10,6 @@ const SESSION_COOKIE: &str = "frontrow_session";
 
 async fn user_count(app: &TestApp) -> i64 {
     sqlx::query_scalar::<_, i64>("SELECT count(*) FROM users").fetch_one(&app.pool).await.expect("count users")
-}
-
-#[track_caller]
-fn assert_error(what: &str, r: &Reply, status: u16, code: &str) {
-    assert_eq!(r.status, status, "{what}: expected {status} {code}, got {} {}", r.status, r.body);
-    assert_eq!(r.body["error"], json!(code), "{what}: {}", r.body);
-    assert!(r.body["message"].is_string(), "{what}: no message in {}", r.body);
 }
 
 /// The full Set-Cookie line for the session cookie, if the response set one.

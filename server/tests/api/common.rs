@@ -259,6 +259,7 @@ impl TestApp {
     }
 }
 
+#[derive(Clone)]
 pub struct Client {
     pub http: reqwest::Client,
     pub base: String,
@@ -364,4 +365,12 @@ pub async fn raw_status(addr: SocketAddr, head: &str, body: &[&[u8]]) -> u16 {
     }
     let line = String::from_utf8_lossy(&answer);
     line.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("no status line in {line:?}"))
+}
+
+/// An error answer: its status, its code, and a message.
+#[track_caller]
+pub fn assert_error(what: &str, r: &Reply, status: u16, code: &str) {
+    assert_eq!(r.status, status, "{what}: expected {status} {code}, got {} {}", r.status, r.body);
+    assert_eq!(r.body["error"], json!(code), "{what}: {}", r.body);
+    assert!(r.body["message"].is_string(), "{what}: no message in {}", r.body);
 }

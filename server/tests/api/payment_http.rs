@@ -57,6 +57,12 @@ struct Ledger {
     searches: u32,
     unauthorized: u32,
     next_id: u64,
+    /// The search finds nothing (a provider's search lags behind its charges).
+    search_blind: bool,
+    /// A create sent again under a key already used is refused with this
+    /// status (a rotated key, a wrong URL, changed parameters), as a real
+    /// provider may answer a re-sent payment it did take the first time.
+    replay_refused: Option<u16>,
 }
 
 impl Ledger {
@@ -194,6 +200,10 @@ async fn create_intent(State(ledger): State<Shared>, headers: HeaderMap, Form(fo
 
     let mut l = ledger.lock().unwrap();
     *l.create_calls.entry(key.clone()).or_default() += 1;
+    if let Some(status) = l.replay_refused.filter(|_| l.intent_by_idem.contains_key(&key)) {
+        let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST);
+        return api_error(status, "invalid_request_error", "refused_replay", "this request cannot be processed");
+    }
     if let Some(id) = l.intent_by_idem.get(&key) {
         // A replay: the original intent, never a second charge.
         return intent_answer(&l.intents[id]);
@@ -246,7 +256,7 @@ async fn search_intents(State(ledger): State<Shared>, headers: HeaderMap, Query(
     };
     let mut l = ledger.lock().unwrap();
     l.searches += 1;
-    let found = l.intents.values().find(|i| i.frontrow_key == wanted).map(|i| i.id.clone());
+    let found = l.intents.values().find(|i| i.frontrow_key == wanted && !l.search_blind).map(|i| i.id.clone());
     let data = match found {
         Some(id) => {
             // A processing payment has settled by the time anyone asks again.
@@ -731,4 +741,70 @@ async fn http_provider_retrieves_by_reference_and_cancels_only_what_it_may() {
 
     // An unknown reference is the provider refusing, not an unknown outcome.
     assert!(matches!(provider.retrieve_payment("pi_nope").await, Err(ProviderError::Rejected(_))));
+}
+
+/// A 4xx to a payment sent again is no proof that nothing was charged (the
+/// first send may have been): the payment stays unsettled, its seats
+/// reserved, asked about every round and listed for a person; once the
+/// provider answers again the charge is found and booked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_payment_sent_again_and_refused_by_the_provider_stays_under_watch() {
+    let fake = FakeProvider::start().await;
+    let app = spawn_app_on_fake(&fake).await;
+    let event = app.event(1, 6, 300, 4).await;
+    let staff = app.staff().await;
+    fake.ledger.lock().unwrap().search_blind = true;
+    let mut watched = Vec::new();
+    // A rotated key, a wrong URL, changed parameters.
+    for (n, refusal) in [401u16, 404, 400].into_iter().enumerate() {
+        fake.ledger.lock().unwrap().replay_refused = Some(refusal);
+        let seat = format!("A-1-{}", n + 1);
+        // Charged, but the answer is lost: pending.
+        let (fan, hold, token) = fan_holding(&app, event, &seat).await;
+        let r = fan.checkout(&hold, &token, "pm_card_lost", &format!("lost-{n}")).await;
+        assert_eq!(r.status, 202, "{}", r.body);
+        let checkout: Uuid = r.body["checkout_id"].as_str().expect("checkout_id").parse().unwrap();
+        let key = format!("frontrow-{checkout}");
+        assert_eq!(fake.charges(&key), 1);
+        // Reconciliation finds nothing, sends it again, is refused, and
+        // keeps at it round after round.
+        eventually(15, "the payment to be sent again, twice", || async { (fake.create_calls(&key) >= 3).then_some(()) }).await;
+        let (_, _, status, _) = payment_row(&app, checkout).await;
+        assert_eq!(status, "unknown", "{refusal}: a refused re-send closed the payment");
+        let settled: bool = sqlx::query_scalar("SELECT settled_at IS NOT NULL FROM payment_intents WHERE checkout_id = $1")
+            .bind(checkout)
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+        assert!(!settled, "{refusal}");
+        let view = fan.get(&format!("/api/v1/checkouts/{checkout}")).await;
+        assert_eq!(view.body["status"], "payment_pending", "{refusal}: {}", view.body);
+        assert_eq!(seat_state(&app.pool, event, &seat).await, "payment_pending");
+        // Listed for a person, with what the provider said.
+        let listed = eventually(15, "the payment on the Payments page", || async {
+            let r = staff.get("/api/v1/admin/payments").await;
+            r.body["payments"].as_array()?.iter().find(|p| p["checkout_id"] == checkout.to_string()).cloned()
+        })
+        .await;
+        assert!(listed["reason"].as_str().is_some_and(|m| m.contains(&refusal.to_string())), "{listed}");
+        watched.push((fan, checkout, key, seat));
+    }
+    // The provider answers properly again: every charge is found and booked.
+    {
+        let mut l = fake.ledger.lock().unwrap();
+        l.search_blind = false;
+        l.replay_refused = None;
+    }
+    for (fan, checkout, key, seat) in &watched {
+        let confirmed = eventually(15, "the charge to be found and booked", || async {
+            let v = fan.get(&format!("/api/v1/checkouts/{checkout}")).await;
+            (v.body["status"] == "confirmed").then_some(v.body)
+        })
+        .await;
+        assert_booking(&confirmed["booking"], event, seat);
+        assert_eq!(fake.charges(key), 1, "charged once");
+    }
+    assert_eq!(fake.refund_count(), 0);
+    app.assert_invariants().await;
+    app.stop().await;
 }

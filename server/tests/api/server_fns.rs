@@ -15,13 +15,6 @@ async fn hold_fn(c: &Client, event_id: Uuid, seats: &[&str], admission: Option<&
     c.post(HOLD, json!({ "event_id": event_id, "seat_ids": seats, "admission_token": admission })).await
 }
 
-#[track_caller]
-fn assert_error(what: &str, r: &Reply, status: u16, code: &str) {
-    assert_eq!(r.status, status, "{what}: expected {status} {code}, got {} {}", r.status, r.body);
-    assert_eq!(r.body["error"], json!(code), "{what}: {}", r.body);
-    assert!(r.body["message"].is_string(), "{what}: no message in {}", r.body);
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hold_through_the_server_function_is_the_engines_hold_with_the_apis_answers() {
     let app = spawn_app().await;

@@ -127,11 +127,11 @@ async fn standing_places_are_held_by_count_with_the_seat_rules() {
     // The same key for another request is refused; the limit still holds.
     assert_eq!(hold_places(&fan, event_id, 2, Some("floor-key-1")).await.body["error"], "idempotency_key_reused");
     assert_eq!(hold_places(&fan, event_id, 2, None).await.status, 422);
-    // Not a standing area, or no such section: the caller's mistake.
+    // Not a standing area, or no such section: well-formed, just not there.
     let r = fan.post(&format!("/api/v1/events/{event_id}/holds/standing"), json!({ "section": "A", "count": 1 })).await;
-    assert_eq!(r.status, 422, "{}", r.body);
+    assert_eq!((r.status, r.body["error"].as_str()), (404, Some("not_found")), "{}", r.body);
     let r = fan.post(&format!("/api/v1/events/{event_id}/holds/standing"), json!({ "section": "NOPE", "count": 1 })).await;
-    assert_eq!(r.status, 422, "{}", r.body);
+    assert_eq!(r.status, 404, "{}", r.body);
     // Released by its fencing token, the places are free again at once.
     let (hold_id, token) = (first.body["hold_id"].as_str().unwrap_or_default(), first.body["hold_token"].as_str().unwrap_or_default());
     assert_eq!(fan.release(hold_id, token).await.status, 204);
@@ -373,7 +373,7 @@ async fn each_viewer_is_sent_only_what_it_shows() {
 
     // A section that does not exist, or both at once, is the caller's mistake.
     let client = app.client();
-    assert_eq!(client.get(&format!("/api/v1/events/{event_id}/live?section=NOPE")).await.status, 422);
+    assert_eq!(client.get(&format!("/api/v1/events/{event_id}/live?section=NOPE")).await.status, 404);
     assert_eq!(client.get(&format!("/api/v1/events/{event_id}/live?section=A&view=overview")).await.status, 422);
     app.stop().await;
 }
