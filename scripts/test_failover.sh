@@ -17,8 +17,11 @@ started=$SECONDS
 cleanup() { scripts/ha/down.sh >/dev/null 2>&1 || true; }
 trap cleanup EXIT
 
+# The same selection as scripts/test.sh, so that after `make test` nothing
+# is built again.
+cargo_test=(cargo test --workspace --exclude frontrow-frontend --test api)
 echo "test-failover: build"
-cargo test -p frontrow-server --test api --no-run
+"${cargo_test[@]}" --no-run
 
 echo "test-failover: the set-up (monitor, primary, synchronous standby, HAProxy)"
 scripts/ha/down.sh --purge >/dev/null
@@ -27,7 +30,7 @@ FRONTROW_HA_URL=$(scripts/ha/url.sh)
 export FRONTROW_HA_URL
 
 echo "test-failover: a sale, the primary killed, a point-in-time restore"
-cargo test -p frontrow-server --test api failover -- --ignored --nocapture --test-threads=1
+"${cargo_test[@]}" failover -- --ignored --nocapture --test-threads=1
 
 echo "test-failover: the killed node comes back"
 rejoin=$SECONDS
