@@ -30,7 +30,7 @@ echo "test: audit of the end-to-end database"
 target/debug/frontrow --data-dir target/e2e-data --pg-port 54331 audit
 
 # The test clusters are private to this checkout; stop them so nothing is left running.
-for dir in target/test-pg/pg/data target/private-pg-test/pg/data target/history-pg/pg/data target/e2e-data/pg/data target/fuzz-data/pg/data; do
+for dir in target/test-pg/pg/data target/outage-pg/pg/data target/private-pg-test/pg/data target/history-pg/pg/data target/e2e-data/pg/data target/fuzz-data/pg/data; do
   [ -f "$dir/postmaster.pid" ] || continue
   owner=$(stat -c %U "$dir")
   bin=$(dirname "$(command -v pg_ctl || ls /usr/lib/postgresql/*/bin/pg_ctl | tail -n1)")
