@@ -19,15 +19,17 @@ fi
 site=target/site
 mkdir -p "$site/pkg"
 wasm_opt=end2end/node_modules/.bin/wasm-opt
-# Two bundles: the fans' (pages a fan sees: only their islands) and the
-# staff pages' (the box office's islands too). NAME, then cargo's flags.
-bundle() {
-  local name=$1
-  shift
+# Three WebAssembly modules: first_pick (an event page's first code: seats
+# can be picked before the app arrives), the fans' app (pages a fan sees:
+# only their islands) and the staff pages' (the box office's islands too).
+# NAME, PACKAGE, then cargo's flags.
+wasm_module() {
+  local name=$1 package=$2
+  shift 2
   echo "build: front end (wasm, $name)"
-  cargo build -p frontrow-frontend --lib --target wasm32-unknown-unknown --profile wasm-release "${WASM_BUILD_STD[@]}" "$@"
+  cargo build -p "$package" --lib --target wasm32-unknown-unknown --profile wasm-release "${WASM_BUILD_STD[@]}" "$@"
   wasm-bindgen --target web --no-typescript --out-dir "$site/pkg" --out-name "$name" \
-    target/wasm32-unknown-unknown/wasm-release/frontrow_frontend.wasm
+    "target/wasm32-unknown-unknown/wasm-release/${package//-/_}.wasm"
   if [ -x "$wasm_opt" ]; then
     "$wasm_opt" -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-reference-types \
       --enable-sign-ext --enable-mutable-globals "$site/pkg/${name}_bg.wasm" -o "$site/pkg/${name}_bg.opt.wasm"
@@ -36,8 +38,9 @@ bundle() {
     echo "build: wasm-opt is missing (scripts/setup.sh installs it): $name is not size-optimised" >&2
   fi
 }
-bundle frontrow
-bundle frontrow_staff --features staff
+wasm_module first_pick frontrow-first-pick
+wasm_module frontrow frontrow-frontend
+wasm_module frontrow_staff frontrow-frontend --features staff
 cp style/main.css "$site/pkg/frontrow.css"
 cp -r public/. "$site/"
-echo "build: site in $site (wasm: fans $(du -sh "$site/pkg/frontrow_bg.wasm" | cut -f1), staff $(du -sh "$site/pkg/frontrow_staff_bg.wasm" | cut -f1))"
+echo "build: site in $site (wasm: first pick $(du -sh "$site/pkg/first_pick_bg.wasm" | cut -f1), fans $(du -sh "$site/pkg/frontrow_bg.wasm" | cut -f1), staff $(du -sh "$site/pkg/frontrow_staff_bg.wasm" | cut -f1))"

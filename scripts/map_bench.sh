@@ -10,7 +10,9 @@
 #
 # Environment: FRONTROW_MAP_BENCH_RUNS (Chromium loads per venue, default 5),
 # FRONTROW_SKIP_BUILD=1 (measure the release build already in target/),
-# FRONTROW_MAP_BENCH_VIEWERS (the big fan-out, default 50000).
+# FRONTROW_MAP_BENCH_VIEWERS (the big fan-out, default 50000),
+# FRONTROW_MAP_BENCH_FANOUT=off (the pages only; the report stays in
+# target/map-bench/MAPS.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/toolchain.sh
@@ -102,6 +104,11 @@ report=$out/MAPS.md
   "10,000-seat hall, overview → section A|/events/$hall|A" \
   "50,000-seat stadium, overview → section 107|/events/$stadium|107" \
   "80,000 places (70,000 seats, a 10,000-place floor), overview → section 107|/events/$festival|107") | tee -a "$report"
+
+if [ "${FRONTROW_MAP_BENCH_FANOUT:-on}" = off ]; then
+  echo "map-bench: pages only, written to $report"
+  exit 0
+fi
 
 # Each fan-out on a freshly started server, so its memory per viewer is
 # its own.

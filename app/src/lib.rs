@@ -43,7 +43,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta name="color-scheme" content="light"/>
                 <link rel="icon" href="/favicon.svg" type="image/svg+xml"/>
                 <AutoReload options=options.clone()/>
-                <HydrationScripts options islands=true/>
+                {app_scripts(options)}
                 <MetaTags/>
             </head>
             <body>
@@ -63,6 +63,33 @@ fn bundle_for_this_page(#[allow(unused_mut)] mut options: LeptosOptions) -> Lept
     }
     options
 }
+
+/// An event's pages start with the small first-pick module, so a seat can
+/// be picked before the app has arrived; the app's own scripts wait in a
+/// template until the first pick, or a moment after the page (see the
+/// `frontrow-first-pick` crate). If the module cannot run, the loader puts
+/// the app's scripts in at once. Every other page hydrates as usual.
+fn app_scripts(options: LeptosOptions) -> AnyView {
+    #[cfg(feature = "ssr")]
+    let event_page = use_context::<http::request::Parts>().is_some_and(|parts| parts.uri.path().starts_with("/events/"));
+    #[cfg(not(feature = "ssr"))]
+    let event_page = false;
+    if !event_page {
+        return view! { <HydrationScripts options islands=true/> }.into_any();
+    }
+    let nonce = leptos::nonce::use_nonce();
+    view! {
+        <link rel="modulepreload" href=FIRST_PICK_JS nonce=nonce.clone()/>
+        <link rel="preload" href=FIRST_PICK_WASM r#as="fetch" r#type="application/wasm" crossorigin="" nonce=nonce.clone()/>
+        <template id="app-scripts"><HydrationScripts options islands=true/></template>
+        <script type="module" nonce=nonce inner_html=FIRST_PICK_LOADER></script>
+    }
+    .into_any()
+}
+
+const FIRST_PICK_JS: &str = "/pkg/first_pick.js";
+const FIRST_PICK_WASM: &str = "/pkg/first_pick_bg.wasm";
+const FIRST_PICK_LOADER: &str = r#"import("/pkg/first_pick.js").then((m) => m.default({ module_or_path: "/pkg/first_pick_bg.wasm" })).catch(() => { const t = document.getElementById("app-scripts"); if (t) { t.remove(); document.head.append(t.content.cloneNode(true)); } });"#;
 
 #[component]
 pub fn App() -> impl IntoView {

@@ -65,6 +65,57 @@ test('a fan picks a seat in a stadium section from the overview, holds it and pa
   await expect(page.locator(`li.ticket[data-seat-id="${seatId}"]`)).toBeVisible();
 });
 
+test('seats picked before the app has arrived become the picker\'s selection, by mouse and keyboard', async ({ newFan }) => {
+  test.setTimeout(90_000);
+  const { page } = await newFan('first-pick');
+  const eventId = await stadiumEventId(page.request);
+  // The app's code is held back until the fan has picked: only the
+  // first-pick module can answer these clicks.
+  let letAppIn = () => {};
+  const appMayLoad = new Promise<void>((resolve) => (letAppIn = resolve));
+  await page.route('**/pkg/frontrow.js', async (route) => {
+    await appMayLoad;
+    await route.continue();
+  });
+  await page.goto(`/events/${eventId}/sections/125`);
+  await expect(page.locator('#seat-map')).toHaveAttribute('data-picker', 'first', { timeout: 20_000 });
+  await expect(page.locator('#picker')).not.toHaveAttribute('data-ready', 'true');
+
+  const free = page.locator('#seat-map circle.seat.av');
+  const [first, second] = [free.nth(0), free.nth(1)];
+  const ids = await Promise.all([first, second].map(async (s) => ((await s.getAttribute('id')) ?? '').slice(2)));
+  await first.click();
+  await expect(first).toHaveClass(/\bsel\b/);
+  await expect(first).toHaveAttribute('aria-pressed', 'true');
+  await second.click();
+  await second.click();
+  await expect(second).not.toHaveClass(/\bsel\b/);
+  // By keyboard: into the map, along the row to a free seat, Enter.
+  await page.locator('#seat-map circle.seat[tabindex="0"]').focus();
+  const focused = () => page.evaluate(() => document.activeElement?.id ?? '');
+  const pickable = () => page.evaluate(() => !!document.activeElement?.matches('circle.seat.av:not(.sel)'));
+  for (let i = 0; i < 40 && !(await pickable()); i++) await page.keyboard.press('ArrowRight');
+  ids.push((await focused()).slice(2));
+  await page.keyboard.press('Enter');
+  await expect(page.locator(`#s-${ids[2]}`)).toHaveClass(/\bsel\b/);
+  await expect(page.locator('#picker')).not.toHaveAttribute('data-ready', 'true');
+
+  letAppIn();
+  await waitForPicker(page);
+  await expect(page.locator('#seat-map')).toHaveAttribute('data-picker', 'app');
+  await expect(page.locator('.selection li')).toHaveCount(2);
+  await expect(page.locator('.selection li').nth(0)).toHaveAttribute('data-seat-id', ids[0]);
+  await expect(page.locator('.selection li').nth(1)).toHaveAttribute('data-seat-id', ids[2]);
+  // One handler answers each click from now on: a click unselects once.
+  await page.locator(`#s-${ids[2]}`).click();
+  await expect(page.locator(`#s-${ids[2]}`)).not.toHaveClass(/\bsel\b/);
+  await expect(page.locator('.selection li')).toHaveCount(1);
+  await page.locator('#hold-button').click();
+  await expect(page.locator('#countdown')).toBeVisible();
+  await expect(page.locator('.held-seats li')).toHaveText([/^Section 125, row \d+, seat \d+$/]);
+  await expect(page.locator(`#s-${ids[0]}`)).toHaveClass(/\bmine\b/);
+});
+
 test('keyboard only: section, row and seat from the lists, held and paid', async ({ newFan }, testInfo) => {
   test.setTimeout(120_000);
   const { page } = await newFan('stadium-keys');

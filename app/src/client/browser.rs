@@ -3,17 +3,7 @@
 
 use wasm_bindgen::JsCast;
 
-pub fn window() -> web_sys::Window {
-    web_sys::window().expect("a browser window")
-}
-
-pub fn document() -> web_sys::Document {
-    window().document().expect("a document")
-}
-
-pub fn element(id: &str) -> Option<web_sys::Element> {
-    document().get_element_by_id(id)
-}
+pub use frontrow_seat_dom::{document, element, window};
 
 /// The browser's clock, in Unix milliseconds.
 pub fn now_ms() -> f64 {

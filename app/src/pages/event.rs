@@ -160,6 +160,9 @@ fn EventView(data: EventPageData) -> impl IntoView {
         }
         _ => None,
     };
+    // The first-pick module lets this fan pick seats before the app has
+    // arrived, up to the per-order limit, when picking can lead anywhere.
+    let pick_limit = (summary.status == EventStatus::OnSale && data.hold.is_none()).then_some(event.max_seats_per_order);
     let picker = PickerProps {
         event_id: event.event_id,
         hold_ttl_seconds: event.hold_ttl_seconds,
@@ -209,7 +212,7 @@ fn EventView(data: EventPageData) -> impl IntoView {
     };
     view! {
         <Title text=title/>
-        <article class="event-page" data-event-id=event.event_id.to_string()>
+        <article class="event-page" data-event-id=event.event_id.to_string() data-pick-limit=pick_limit>
             <header class="event-head">
                 <h1>{event.name.clone()}</h1>
                 <p class="meta">{event.venue.clone()} " · " {long_date(event.starts_at)}</p>

@@ -147,6 +147,15 @@ impl Picker {
             self.mark_mine(&hold.seat_ids);
         }
         if let Some(map) = seat_map() {
+            // From here on the map is the app's: seats picked before it
+            // arrived (the first-pick module) become the picker's selection.
+            let _ = map.set_attribute("data-picker", "app");
+            for id in selected_seat_ids() {
+                if let Some(el) = seat_el(&id) {
+                    set_selected(&el, false);
+                }
+                self.toggle_seat(&id);
+            }
             let on_click = Closure::<dyn FnMut(MouseEvent)>::new(move |ev: MouseEvent| {
                 // A drag to pan the map is not a click on a seat.
                 if seat_map().and_then(|m| m.get_attribute("data-panned")).as_deref() == Some("1") {
