@@ -97,13 +97,20 @@ report=$out/MAPS.md
   echo "Through a section where the venue opens on its overview (the fan clicks the section as soon as the overview shows it)."
   echo
 } >"$report"
-(cd end2end && node perf/pick-a-seat.mjs "http://$addr" "$cookie" "$runs" \
-  "2,000-seat hall, every seat on one map|/events/$small|" \
-  "4,000-seat hall, every seat on one map|/events/$medium|" \
-  "10,000-seat hall, every seat on one map (as before the overview)|/events/$hall?view=whole|" \
-  "10,000-seat hall, overview → section A|/events/$hall|A" \
-  "50,000-seat stadium, overview → section 107|/events/$stadium|107" \
-  "80,000 places (70,000 seats, a 10,000-place floor), overview → section 107|/events/$festival|107") | tee -a "$report"
+venues=(
+  "2,000-seat hall, every seat on one map|/events/$small|"
+  "4,000-seat hall, every seat on one map|/events/$medium|"
+  "10,000-seat hall, every seat on one map (as before the overview)|/events/$hall?view=whole|"
+  "10,000-seat hall, overview → section A|/events/$hall|A"
+  "50,000-seat stadium, overview → section 107|/events/$stadium|107"
+  "80,000 places (70,000 seats, a 10,000-place floor), overview → section 107|/events/$festival|107")
+(cd end2end && node perf/pick-a-seat.mjs "http://$addr" "$cookie" "$runs" "${venues[@]}") | tee -a "$report"
+{
+  echo
+  echo "The same pages without the first-pick module (refused, so the page loads the app at once and a seat can be picked when the app is ready): the page as it was before that module, on this build, in this run."
+  echo
+} | tee -a "$report"
+(cd end2end && PICK_WITH=app node perf/pick-a-seat.mjs "http://$addr" "$cookie" "$runs" "${venues[@]}") | tee -a "$report"
 
 if [ "${FRONTROW_MAP_BENCH_FANOUT:-on}" = off ]; then
   echo "map-bench: pages only, written to $report"

@@ -41,7 +41,7 @@ pub fn start() {
         }
         // A map this fan cannot pick from now (a hold to pay for, a sale
         // not open): the app has the answer, so it comes at once.
-        (Some(_), None) => load_app(),
+        (Some(_), None) => load_app_after(0),
         // The overview and the lists: links and forms work without the app.
         (None, _) => load_app_after(APP_AFTER_MS),
     }
@@ -87,9 +87,12 @@ fn pick(seat: &Element, limit: usize) {
     } else if is_available(seat) && selected_seat_ids().len() < limit {
         set_selected(seat, true);
     }
-    load_app();
+    load_app_after(0);
 }
 
+/// The app's scripts go in from a timer, never inside an event handler:
+/// put in while a click is being handled, Chromium was seen never to run
+/// the idle callback that Leptos' hydration script waits for.
 fn load_app_after(ms: i32) {
     let later = Closure::once_into_js(load_app);
     let _ = window().set_timeout_with_callback_and_timeout_and_arguments_0(later.unchecked_ref(), ms);
@@ -97,7 +100,7 @@ fn load_app_after(ms: i32) {
 
 /// Puts the app's scripts (held back in the page's template) into the
 /// document, once.
-pub fn load_app() {
+fn load_app() {
     let Some(template) = element("app-scripts").and_then(|el| el.dyn_into::<HtmlTemplateElement>().ok()) else { return };
     template.remove();
     if let (Some(head), Ok(scripts)) = (document().head(), document().import_node_with_deep(&template.content(), true)) {
