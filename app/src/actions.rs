@@ -186,6 +186,21 @@ pub fn account_paths() -> [&'static str; 2] {
     [SignUp::PATH, SignIn::PATH]
 }
 
+/// The server functions that buy seats; like their JSON API twins, only so
+/// many are worked on at once.
+#[cfg(feature = "ssr")]
+pub fn sale_paths() -> [&'static str; 6] {
+    use leptos::server_fn::ServerFn;
+    [HoldSeats::PATH, HoldBest::PATH, HoldPlaces::PATH, HoldFromList::PATH, ReleaseHold::PATH, Checkout::PATH]
+}
+
+/// The server functions of the waiting room (an admitted fan's renewal).
+#[cfg(feature = "ssr")]
+pub fn queue_paths() -> [&'static str; 1] {
+    use leptos::server_fn::ServerFn;
+    [RenewAdmission::PATH]
+}
+
 /// The server functions that cost the server real work per call; they are
 /// rate limited per client like their JSON API twins.
 #[cfg(feature = "ssr")]

@@ -7,7 +7,10 @@
 //! admits `max(0, target - active)` fans in ticket order, where
 //! `target = min(ceil(k x remaining seats), max_active)`; as seats sell,
 //! the target falls and admission slows, stopping at zero remaining and
-//! resuming if held seats come back.
+//! resuming if held seats come back. "Active" is the fans shopping now
+//! (`queue_active_shoppers` in the migrations): holding or paying, or not
+//! yet holding and seen within [`SHOPPING_WINDOW`]. Booking, releasing, a
+//! lapsed hold or leaving the page gives the slot to the next in line.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -27,6 +30,10 @@ use crate::Engine;
 
 /// How long an admission lasts without being renewed by the fan's page.
 pub const ADMISSION_TTL: Duration = Duration::from_secs(300);
+/// How long an admitted fan who holds nothing yet counts as shopping after
+/// they were last seen (admitted, or their page renewing the admission,
+/// which it does every few seconds).
+pub const SHOPPING_WINDOW: Duration = Duration::from_secs(30);
 /// How long an instance keeps the admission lease without renewing it.
 pub const LEASE: Duration = Duration::from_secs(3);
 
@@ -283,7 +290,7 @@ impl Engine {
             (Some(admission_id), Some(true)) => {
                 // Renewed while the fan is around; it lapses once they leave.
                 let expires_at = sqlx::query_scalar!(
-                    r#"UPDATE queue_entries SET admission_expires_at = now() + make_interval(secs => $3)
+                    r#"UPDATE queue_entries SET admission_expires_at = now() + make_interval(secs => $3), last_seen_at = now()
                        WHERE event_id = $1 AND queue_token = $2 RETURNING admission_expires_at AS "at!: DateTime<Utc>""#,
                     event_id,
                     queue_token,
@@ -360,10 +367,10 @@ impl Engine {
         let counts = sqlx::query!(
             r#"SELECT (SELECT count(*) FROM seats WHERE event_id = $1
                          AND (state = 'available' OR (state = 'held' AND hold_expires_at <= now()))) AS "remaining!",
-                      (SELECT count(*) FROM queue_entries WHERE event_id = $1 AND admission_id IS NOT NULL
-                         AND admission_expires_at > now()) AS "active!",
+                      queue_active_shoppers($1, make_interval(secs => $2)) AS "active!",
                       (SELECT next_ticket FROM queues WHERE event_id = $1) AS "next_ticket!""#,
-            event_id
+            event_id,
+            SHOPPING_WINDOW.as_secs_f64()
         )
         .fetch_one(&mut *tx)
         .await?;
@@ -378,7 +385,7 @@ impl Engine {
         if slots > 0 {
             sqlx::query!(
                 r#"UPDATE queue_entries
-                      SET admission_id = gen_random_uuid(), admitted_at = now(),
+                      SET admission_id = gen_random_uuid(), admitted_at = now(), last_seen_at = now(),
                           admission_expires_at = now() + make_interval(secs => $4)
                     WHERE event_id = $1 AND ticket > $2 AND ticket <= $3 AND admission_id IS NULL"#,
                 event_id,
@@ -428,10 +435,10 @@ impl Engine {
                       coalesce(q.admitted_through, 0) AS "admitted_total!",
                       coalesce(q.admit_rate, 0) AS "rate!",
                       q.drawn_at AS "drawn_at: DateTime<Utc>", q.last_tick_at AS "last_tick_at: DateTime<Utc>",
-                      (SELECT count(*) FROM queue_entries x WHERE x.event_id = e.event_id AND x.admission_id IS NOT NULL
-                         AND x.admission_expires_at > now()) AS "active!"
+                      queue_active_shoppers(e.event_id, make_interval(secs => $2)) AS "active!"
                FROM events e LEFT JOIN queues q USING (event_id) WHERE e.event_id = $1"#,
-            event_id
+            event_id,
+            SHOPPING_WINDOW.as_secs_f64()
         )
         .fetch_optional(pool)
         .await?

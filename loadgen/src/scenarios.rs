@@ -254,6 +254,29 @@ impl Sale {
         b.sold_out_at.is_some() || (b.loaded() && { let c = b.counts(); c.available == 0 && c.held == 0 })
     }
 
+    /// Calls until the server does not turn the call away as overloaded
+    /// (503 with a wait), waiting as told between tries like the waiting
+    /// room's page; each try's answer is timed. Stops trying when the
+    /// scenario ends.
+    async fn patiently<F, Fut>(&self, op: &str, intended: Instant, mut call: F) -> Option<Reply>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<Reply>>,
+    {
+        let mut intended = intended;
+        loop {
+            match timed(&self.rec, op, intended, call()).await {
+                Some(r) if r.status == 503 && r.error_code() == "overloaded" && !self.stop.stopped() => {
+                    self.rec.count(&format!("turned away, then tried again: {op}"));
+                    let wait = Duration::from_secs(r.body["retry_after"].as_u64().unwrap_or(2));
+                    tokio::time::sleep(wait + jitter(0, 1000)).await;
+                    intended = Instant::now();
+                }
+                other => return other,
+            }
+        }
+    }
+
     fn available(&self) -> usize {
         self.board.read().unwrap_or_else(|p| p.into_inner()).counts().available
     }
@@ -266,7 +289,8 @@ impl Sale {
     async fn journey_inner(self: Arc<Self>, fan: &Fan, intended: Instant) -> Outcome {
         let (api, rec, ev) = (&self.api, &self.rec, &self.event_id);
         let s = Some(fan.session.as_str());
-        let Some(join) = timed(rec, "queue join", intended, api.post(&format!("/api/v1/events/{ev}/queue"), s, &[], &json!({}))).await else {
+        let (join_path, no_body) = (format!("/api/v1/events/{ev}/queue"), json!({}));
+        let Some(join) = self.patiently("queue join", intended, || api.post(&join_path, s, &[], &no_body)).await else {
             return Outcome::Error;
         };
         if join.status != 201 {
@@ -447,9 +471,10 @@ impl Sale {
         for card in cards {
             rec.count(&format!("card {card}"));
             let key = random_key();
-            let t = Instant::now();
             let body = json!({ "hold_token": hold_token, "payment_token": card });
-            let Some(r) = timed(rec, "checkout", t, api.post(&format!("/api/v1/holds/{hold_id}/checkout"), Some(&fan.session), &[("idempotency-key", &key)], &body)).await else {
+            let (path, headers) = (format!("/api/v1/holds/{hold_id}/checkout"), [("idempotency-key", key.as_str())]);
+            let checkout = || api.post(&path, Some(&fan.session), &headers, &body);
+            let Some(r) = self.patiently("checkout", Instant::now(), checkout).await else {
                 return Outcome::Error;
             };
             match r.status {
@@ -625,7 +650,7 @@ pub async fn onsale(ctx: &Ctx, args: OnsaleArgs) -> Result<Report> {
         let (active, target, available) = (last["active"].as_f64().unwrap_or(0.0), last["target"].as_f64().unwrap_or(0.0), last["remaining"].as_u64().unwrap_or(0));
         if available > 0 && active >= target {
             md += &format!(
-                "Not sold out: {available} seats came back (abandoned holds) but admission stayed shut, {active:.0} fans counted active against a target of {target:.0}; admitted fans keep their slot for the admission's lifetime even after booking or leaving.\n\n"
+                "Not sold out: {available} seats came back (abandoned holds) but admission stayed shut, {active:.0} fans counted active (holding, paying, or choosing a seat) against a target of {target:.0}.\n\n"
             );
         }
     }

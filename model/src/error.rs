@@ -116,6 +116,9 @@ pub enum ErrorKind {
     Internal,
     /// 503: a service we depend on (the database) is down; try again soon.
     Unavailable,
+    /// 503: more requests of this kind are in flight than the server takes
+    /// on; nothing was done. Try again after this many seconds.
+    Overloaded { retry_after: u64 },
     /// Client side only: no answer came back at all.
     Network,
 }
@@ -151,7 +154,7 @@ impl ErrorKind {
             InvalidInput | TooManySeats { .. } => 422,
             RateLimited { .. } => 429,
             Internal | Network => 500,
-            Unavailable => 503,
+            Unavailable | Overloaded { .. } => 503,
         }
     }
 }
@@ -187,6 +190,10 @@ impl AppError {
 
     pub fn internal() -> Self {
         Self::new(ErrorKind::Internal, "something went wrong on our side")
+    }
+
+    pub fn overloaded(retry_after: u64) -> Self {
+        Self::new(ErrorKind::Overloaded { retry_after: retry_after.max(1) }, "too many fans are asking at this moment; nothing was done, please try again shortly")
     }
 
     pub fn unavailable() -> Self {
@@ -227,7 +234,7 @@ impl axum::response::IntoResponse for AppError {
     fn into_response(self) -> axum::response::Response {
         let status = axum::http::StatusCode::from_u16(self.status()).unwrap_or(axum::http::StatusCode::INTERNAL_SERVER_ERROR);
         let retry_after = match self.kind {
-            ErrorKind::RateLimited { retry_after } => Some(retry_after),
+            ErrorKind::RateLimited { retry_after } | ErrorKind::Overloaded { retry_after } => Some(retry_after),
             ErrorKind::Unavailable => Some(2),
             _ => None,
         };

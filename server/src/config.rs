@@ -124,6 +124,15 @@ pub struct ServeArgs {
     /// Requests per second allowed per client address on the rate-limited calls.
     #[arg(long, env = "FRONTROW_RATE_PER_SECOND", default_value_t = 20)]
     pub rate_per_second: u32,
+    /// Requests of one costly kind (holds and checkouts; queue joins and
+    /// polls) worked on at once by this instance; more wait for a turn.
+    #[arg(long, env = "FRONTROW_MAX_IN_FLIGHT", default_value_t = 256)]
+    pub max_in_flight: usize,
+    /// How long a request waits for a turn before it is answered 503
+    /// `overloaded` with Retry-After (nothing done): a definite answer in
+    /// bounded time rather than a client's timeout.
+    #[arg(long, env = "FRONTROW_SHED_AFTER_MS", default_value_t = 500)]
+    pub shed_after_ms: u64,
     /// Sign-ups and sign-ins allowed per client address per minute, after a
     /// first burst of twice as many (bots making accounts, password guessing).
     #[arg(long, env = "FRONTROW_ACCOUNT_ATTEMPTS_PER_MINUTE", default_value_t = 5)]

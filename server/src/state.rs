@@ -57,6 +57,8 @@ pub struct Shared {
     pub shutdown: tokio_util::sync::CancellationToken,
     /// Seat maps and event lists as prepared bytes, per revision.
     pub prepared: Arc<crate::prepared::PreparedCache>,
+    /// Requests of each costly kind in flight, bounded (load shedding).
+    pub in_flight: crate::api::shed::InFlight,
 }
 
 impl FromRef<AppState> for LeptosOptions {

@@ -11,6 +11,7 @@ pub mod holds;
 pub mod live;
 pub mod ops;
 pub mod queue;
+pub mod shed;
 
 
 use std::time::Instant;
@@ -90,7 +91,11 @@ impl Modify for TheWholeTruth {
                     add("422", "invalid_input");
                     add("429", "rate_limited (with Retry-After)");
                     add("500", "internal (the x-request-id header finds it in the log)");
-                    add("503", "unavailable: the database is down; try again shortly");
+                    if shed::Work::of(&method, Some(path.as_str()), path).is_some() {
+                        add("503", "unavailable: the database is down; or overloaded: more of this work in flight than the server takes on, nothing done (both with Retry-After)");
+                    } else {
+                        add("503", "unavailable: the database is down; try again shortly (with Retry-After)");
+                    }
                     if method != Method::GET {
                         add("403", "csrf (or forbidden)");
                         add("413", "payload_too_large");

@@ -454,3 +454,47 @@ async fn a_checkout_in_roots_private_home_still_gets_its_cluster() {
     let _ = std::fs::remove_dir_all(cluster.location());
     let _ = std::fs::remove_dir_all(&home);
 }
+
+/// Under more work than it takes on, the server turns requests away at the
+/// door at once (503 `overloaded`, Retry-After, nothing done) instead of
+/// letting them wait for a client's timeout.
+#[tokio::test]
+async fn work_beyond_the_bound_is_answered_overloaded_at_once_and_does_nothing() {
+    let app = spawn_app_with(|s| {
+        s.max_in_flight = 1;
+        s.shed_after_ms = 50;
+    })
+    .await;
+    let event_id = app.event(1, 4, 300, 4).await;
+    let (first, second) = (app.fan().await, app.fan().await);
+    // A seat row locked by someone else keeps the first hold, and with it
+    // the one sale slot, busy.
+    let mut blocker = app.pool.begin().await.expect("begin");
+    sqlx::query("SELECT 1 FROM seats WHERE event_id = $1 AND seat_id = 'A-1-1' FOR UPDATE")
+        .bind(event_id)
+        .execute(&mut *blocker)
+        .await
+        .expect("lock");
+    let busy = tokio::spawn(async move { first.hold(event_id, &["A-1-1"]).await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!busy.is_finished(), "the first hold waits on the locked row");
+
+    let started = std::time::Instant::now();
+    let turned_away = second.hold(event_id, &["A-1-2"]).await;
+    let waited = started.elapsed();
+    assert_error("a hold beyond the bound", &turned_away, 503, "overloaded");
+    assert_eq!(turned_away.headers.get("retry-after").and_then(|v| v.to_str().ok()), Some("2"));
+    assert_eq!(turned_away.body["retry_after"], json!(2));
+    assert!(waited < Duration::from_millis(1_000), "answered after {waited:?}, not at once");
+    assert_eq!(seat_state(&app.pool, event_id, "A-1-2").await, "available", "nothing was done");
+    // Reads are not bounded: they still answer.
+    assert_eq!(second.get(&format!("/api/v1/events/{event_id}")).await.status, 200);
+
+    blocker.rollback().await.expect("unlock");
+    let held = busy.await.expect("first hold");
+    assert_eq!(held.status, 201, "{}", held.body);
+    let now_held = second.hold(event_id, &["A-1-2"]).await;
+    assert_eq!(now_held.status, 201, "once the slot is free: {}", now_held.body);
+    app.assert_invariants().await;
+    app.stop().await;
+}

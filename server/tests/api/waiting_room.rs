@@ -240,8 +240,9 @@ async fn admission_follows_remaining_seats_stops_at_zero_and_resumes() {
         let token = HoldToken::parse(h.hold_token.as_str()).expect("token");
         app.engine.release(*fan, h.hold_id, &token).await.expect("release");
     }
+    // Releasing ends their shopping too, so the whole target goes to the queue.
     let r = round(&app, event_id).await;
-    assert_eq!((r.remaining, r.target, r.active, r.admitted), (20, 30, 15, 15), "admission resumed");
+    assert_eq!((r.remaining, r.target, r.active, r.admitted), (20, 30, 0, 30), "admission resumed");
     app.assert_invariants().await;
     app.stop().await;
 }
@@ -672,4 +673,69 @@ async fn a_fan_who_books_frees_their_admission_slot_at_once() {
     assert_eq!(paid.status, 201, "{}", paid.body);
     assert_eq!(active().await, 0, "the buyer no longer takes an admitted place");
     app.assert_invariants().await;
+}
+
+#[tokio::test]
+async fn only_fans_shopping_now_count_against_the_target() {
+    let app = spawn_app_with(|s| s.admission_interval_ms = 3_600_000).await;
+    let event_id = room_event(&app, 20, -60).await;
+    sqlx::query("UPDATE events SET max_active = 4 WHERE event_id = $1").bind(event_id).execute(&app.pool).await.expect("cap");
+    let fans = bulk_fans(&app.pool, 20).await;
+    for &fan in &fans {
+        app.engine.join_queue(event_id, fan).await.expect("join");
+    }
+    let r = round(&app, event_id).await;
+    assert_eq!((r.active, r.target, r.admitted), (0, 4, 4));
+    // Just let in and choosing: all four count.
+    assert_eq!(round(&app, event_id).await.admitted, 0, "fans just admitted count as shopping");
+
+    let hold = |i: usize, seat: &'static str| {
+        let app = &app;
+        let fan = fans[i];
+        async move {
+            let admitted = admission(app, event_id, fan).await;
+            let seat = SeatId::parse(seat).expect("seat id");
+            app.engine.hold(fan, event_id, &[seat], Some(&admitted), None).await.expect("hold").hold
+        }
+    };
+    // The first releases what they held.
+    let released = hold(0, "A-1-1").await;
+    let token = HoldToken::parse(released.hold_token.as_str()).expect("token");
+    app.engine.release(fans[0], released.hold_id, &token).await.expect("release");
+    // The second lets their hold lapse.
+    let lapsed = hold(1, "A-1-2").await;
+    sqlx::query("UPDATE holds SET expires_at = now() - interval '1 second' WHERE hold_id = $1").bind(lapsed.hold_id).execute(&app.pool).await.expect("lapse");
+    sqlx::query("UPDATE seats SET hold_expires_at = now() - interval '1 second' WHERE hold_id = $1")
+        .bind(lapsed.hold_id)
+        .execute(&app.pool)
+        .await
+        .expect("lapse");
+    // The third closed the page without holding anything.
+    sqlx::query("UPDATE queue_entries SET last_seen_at = now() - make_interval(secs => $3) WHERE event_id = $1 AND user_id = $2")
+        .bind(event_id)
+        .bind(fans[2])
+        .bind(queue::SHOPPING_WINDOW.as_secs_f64() + 1.0)
+        .execute(&app.pool)
+        .await
+        .expect("leave");
+    // The fourth holds on.
+    hold(3, "A-1-3").await;
+
+    let r = round(&app, event_id).await;
+    assert_eq!((r.active, r.admitted), (1, 3), "three slots freed at once, one fan still shopping");
+    let stats = app.engine.queue_stats(event_id).await.expect("stats");
+    assert_eq!(stats.active_shoppers, 4, "staff see the same count: the holder and the three just let in");
+    assert_eq!(admitted_tickets(&app.pool, event_id).await, (1..=7).collect::<Vec<i64>>(), "in ticket order");
+
+    // A fan whose page keeps renewing still counts after the window.
+    sqlx::query("UPDATE queue_entries SET last_seen_at = now() - interval '1 hour', admitted_at = now() - interval '1 hour' WHERE event_id = $1 AND ticket BETWEEN 5 AND 7")
+        .bind(event_id)
+        .execute(&app.pool)
+        .await
+        .expect("age");
+    admission(&app, event_id, fans[4]).await;
+    let r = round(&app, event_id).await;
+    assert_eq!((r.active, r.admitted), (2, 2), "the renewing fan and the holder");
+    app.assert_invariants().await;
+    app.stop().await;
 }

@@ -26,6 +26,11 @@ use crate::props::{HoldInfo, PickerProps, StandingOffer};
 use frontrow_model::TierPrice;
 use pay::checkout_key;
 
+/// How often an admitted fan's page renews the admission. It is also how
+/// the waiting room sees the fan is still choosing: one who closed the page
+/// stops counting as shopping within the engine's 30 s window.
+const ADMISSION_RENEWAL: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The simulated provider's test cards.
 pub const TEST_CARDS: [(&str, &str); 4] = [
     ("tok_visa", "Visa ending 4242: approves"),
@@ -190,7 +195,7 @@ impl Picker {
             std::time::Duration::from_millis(250),
         );
         if self.queue_token.with_value(Option::is_some) {
-            let _ = set_interval_with_handle(move || self.renew_admission(), std::time::Duration::from_secs(60));
+            let _ = set_interval_with_handle(move || self.renew_admission(), ADMISSION_RENEWAL);
         }
         self.ready.set(true);
     }
