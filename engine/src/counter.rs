@@ -12,7 +12,8 @@ use uuid::Uuid;
 
 use crate::accounts::require_staff;
 use crate::catalogue::check_text;
-use crate::checkout::{run, CheckoutOutcome, Payment};
+use crate::checkout::key::{let_go, Claimed, KeyedRequest};
+use crate::checkout::{decode_outcome, run, CheckoutOutcome, Payment};
 use crate::error::{EngineError, Result};
 use crate::seats;
 use crate::tokens::{hold_token, sha256_hex};
@@ -57,11 +58,11 @@ impl Engine {
         let mut seat_ids: Vec<String> = sale.seat_ids.iter().map(|s| s.as_str().to_owned()).collect();
         let request_hash = sha256_hex(serde_json::to_string(&(event_id, sale)).unwrap_or_default().as_bytes());
         let token = hold_token();
-        let lease_secs = self.settings().checkout_lease.as_secs_f64();
+        let keyed = KeyedRequest { user_id: staff.user_id, key: key.as_str(), request_hash: &request_hash };
 
         let mut tx = crate::db::begin(self.pool()).await?;
         // One request per key at a time: a second with the same key waits
-        // here, then finds the first one's checkout.
+        // here, then finds the first one's claim.
         sqlx::query!(
             "SELECT pg_advisory_xact_lock(hashtext($1::uuid::text || $2::text))",
             staff.user_id,
@@ -69,32 +70,14 @@ impl Engine {
         )
         .execute(&mut *tx)
         .await?;
-        let existing = sqlx::query!(
-            r#"SELECT c.checkout_id, c.request_hash, c.response_body, NOT lease_lapsed(c.lease_until, c.lease_owner) AS "leased!", h.hold_token
-               FROM checkouts c JOIN holds h USING (hold_id) WHERE c.user_id = $1 AND c.idempotency_key = $2"#,
-            staff.user_id,
-            key.as_str()
-        )
-        .fetch_optional(&mut *tx)
-        .await?;
-        let (checkout_id, token) = match existing {
-            Some(e) if e.request_hash != request_hash => return Err(EngineError::IdempotencyKeyReused),
-            Some(e) if e.response_body.is_some() => {
-                return serde_json::from_value(e.response_body.unwrap_or_default())
-                    .map_err(|e| EngineError::Internal(format!("stored counter sale answer: {e}")));
-            }
-            Some(e) if e.leased => return Err(EngineError::IdempotencyKeyInUse),
-            Some(e) => {
-                // The request that took this key died: carry on from where it stopped.
-                sqlx::query!(
-                    "UPDATE checkouts SET lease_until = now() + make_interval(secs => $2), lease_owner = $3 WHERE checkout_id = $1",
-                    e.checkout_id,
-                    lease_secs,
-                    self.settings().instance_id,
-                )
-                .execute(&mut *tx)
-                .await?;
-                (e.checkout_id, e.hold_token)
+        let (checkout_id, token) = match keyed.existing(&mut tx, self).await? {
+            Some(Claimed::Answered(body)) => return decode_outcome(body),
+            Some(Claimed::InUse) => return Err(EngineError::IdempotencyKeyInUse),
+            Some(Claimed::TakenOver(checkout_id)) => {
+                let token = sqlx::query_scalar!("SELECT h.hold_token FROM checkouts c JOIN holds h USING (hold_id) WHERE c.checkout_id = $1", checkout_id)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                (checkout_id, token)
             }
             None => {
                 if let Some(places) = &sale.standing {
@@ -129,31 +112,15 @@ impl Engine {
                 )
                 .execute(&mut *tx)
                 .await?;
-                let checkout_id = Uuid::new_v4();
-                sqlx::query!(
-                    r#"INSERT INTO checkouts (checkout_id, user_id, idempotency_key, request_hash, hold_id, event_id, lease_until, lease_owner)
-                       VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7), $8)"#,
-                    checkout_id,
-                    staff.user_id,
-                    key.as_str(),
-                    request_hash,
-                    hold_id,
-                    event_id,
-                    lease_secs,
-                    self.settings().instance_id,
-                )
-                .execute(&mut *tx)
-                .await?;
+                // Under the key's lock nobody else can have claimed it.
+                let checkout_id = keyed.claim(&mut tx, self, hold_id, event_id).await?.ok_or(EngineError::IdempotencyKeyInUse)?;
                 (checkout_id, token)
             }
         };
         tx.commit().await?;
         let outcome = run(self, checkout_id, &token, payment).await;
         if outcome.is_err() {
-            // Let a retry take over at once rather than after the lease.
-            let _ = sqlx::query!("UPDATE checkouts SET lease_until = now() WHERE checkout_id = $1 AND response_body IS NULL", checkout_id)
-                .execute(self.pool())
-                .await;
+            let_go(self, checkout_id).await;
         }
         if let Ok(CheckoutOutcome::Confirmed { booking }) = &outcome {
             let mut conn = self.pool().acquire().await?;

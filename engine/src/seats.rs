@@ -16,7 +16,8 @@
 //! lease), so two callers racing for a seat cannot both win: the loser's
 //! UPDATE matches no row. A blocked seat keeps its reason while a counter
 //! sale holds it, so every way back from a hold returns it to blocked, not
-//! to sale. Callers run these inside their own short transactions; nothing
+//! to sale: what a freed seat looks like is written once, `seat_freed` in
+//! the migrations, and each way of letting go uses it. Callers run these inside their own short transactions; nothing
 //! here holds a lock across requests.
 
 use chrono::{DateTime, Utc};
@@ -105,9 +106,7 @@ pub(crate) async fn release(conn: &mut PgConnection, hold_id: Uuid, token: &str,
     Ok(sqlx::query_scalar!(
         r#"WITH freed AS (
                UPDATE seats
-                  SET state = CASE WHEN blocked_reason IS NULL THEN 'available'::seat_state ELSE 'blocked' END,
-                      hold_id = NULL, hold_token = NULL, holder_id = NULL,
-                      hold_expires_at = NULL, version = nextval('seat_version_seq')
+                  SET (state, hold_id, hold_token, holder_id, hold_expires_at, version) = (SELECT * FROM seat_freed(blocked_reason))
                 WHERE hold_id = $1 AND hold_token = $2 AND state = 'held' AND hold_expires_at > now()
             RETURNING event_id, seat_id, version, state
            ), logged AS (
@@ -130,9 +129,7 @@ pub(crate) async fn staff_release(conn: &mut PgConnection, hold_id: Uuid, actor:
     Ok(sqlx::query_scalar!(
         r#"WITH freed AS (
                UPDATE seats s
-                  SET state = CASE WHEN s.blocked_reason IS NULL THEN 'available'::seat_state ELSE 'blocked' END,
-                      hold_id = NULL, hold_token = NULL, holder_id = NULL,
-                      hold_expires_at = NULL, version = nextval('seat_version_seq')
+                  SET (state, hold_id, hold_token, holder_id, hold_expires_at, version) = (SELECT * FROM seat_freed(s.blocked_reason))
                  FROM seats prior
                 WHERE s.hold_id = $1 AND s.state = 'held' AND prior.event_id = s.event_id AND prior.seat_id = s.seat_id
             RETURNING s.event_id, s.seat_id, s.version, s.state, prior.hold_token
@@ -234,9 +231,7 @@ pub(crate) async fn release_unpaid(conn: &mut PgConnection, hold_id: Uuid, token
     Ok(sqlx::query_scalar!(
         r#"WITH freed AS (
                UPDATE seats
-                  SET state = CASE WHEN blocked_reason IS NULL THEN 'available'::seat_state ELSE 'blocked' END,
-                      hold_id = NULL, hold_token = NULL, holder_id = NULL,
-                      hold_expires_at = NULL, version = nextval('seat_version_seq')
+                  SET (state, hold_id, hold_token, holder_id, hold_expires_at, version) = (SELECT * FROM seat_freed(blocked_reason))
                 WHERE hold_id = $1 AND hold_token = $2 AND state = 'payment_pending' AND hold_expires_at <= now()
             RETURNING event_id, seat_id, version, state
            ), logged AS (
@@ -265,9 +260,7 @@ pub(crate) async fn reap(conn: &mut PgConnection, event_id: Uuid, batch: i64) ->
                   FOR UPDATE SKIP LOCKED
            ), freed AS (
                UPDATE seats s
-                  SET state = CASE WHEN s.blocked_reason IS NULL THEN 'available'::seat_state ELSE 'blocked' END,
-                      hold_id = NULL, hold_token = NULL, holder_id = NULL,
-                      hold_expires_at = NULL, version = nextval('seat_version_seq')
+                  SET (state, hold_id, hold_token, holder_id, hold_expires_at, version) = (SELECT * FROM seat_freed(s.blocked_reason))
                  FROM lapsed l
                 WHERE s.event_id = $1 AND s.seat_id = l.seat_id
                   AND s.state = 'held' AND s.hold_expires_at <= now()

@@ -1,6 +1,6 @@
 //! Checkout: from a hold to a booking, with the payment taken in between.
 //!
-//! 1. Claim the fan's idempotency key (or replay / refuse / resume).
+//! 1. Claim the fan's idempotency key (or replay / refuse / resume; `key`).
 //! 2. Short transaction: fence on the hold token, move the seats to
 //!    `payment_pending`, record the payment intent.
 //! 3. Call the provider, outside any transaction, with an idempotency key.
@@ -135,41 +135,18 @@ async fn checkout(engine: &Engine, req: CheckoutRequest<'_>) -> Result<CheckoutO
             None => Err(EngineError::EventCancelled),
         };
     }
-    let lease_secs = engine.settings().checkout_lease.as_secs_f64();
-
-    let claimed = sqlx::query_scalar!(
-        r#"INSERT INTO checkouts (checkout_id, user_id, idempotency_key, request_hash, hold_id, event_id, lease_until, lease_owner)
-           VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7), $8)
-           ON CONFLICT (user_id, idempotency_key) DO NOTHING
-           RETURNING checkout_id"#,
-        Uuid::new_v4(),
-        req.user_id,
-        idempotency_key,
-        request_hash,
-        req.hold_id,
-        hold.event_id,
-        lease_secs,
-        engine.settings().instance_id,
-    )
-    .fetch_optional(pool)
-    .await?;
-
+    let keyed = KeyedRequest { user_id: req.user_id, key: idempotency_key, request_hash: &request_hash };
+    let claimed = keyed.claim(&mut *pool.acquire().await?, engine, req.hold_id, hold.event_id).await?;
     let checkout_id = match claimed {
         Some(id) => id,
-        None => match answer_retry(engine, &req, &request_hash, lease_secs).await? {
+        None => match answer_retry(engine, &keyed).await? {
             Retried::Answered(outcome) => return Ok(outcome),
             Retried::TakenOver(id) => id,
         },
     };
     let outcome = run(engine, checkout_id, req.hold_token.as_str(), Payment::Provider(req.payment_token.as_str())).await;
     if outcome.is_err() {
-        // Let a retry (or reconciliation) take over at once rather than after the lease.
-        let _ = sqlx::query!(
-            "UPDATE checkouts SET lease_until = now() WHERE checkout_id = $1 AND response_body IS NULL",
-            checkout_id
-        )
-        .execute(pool)
-        .await;
+        key::let_go(engine, checkout_id).await;
     }
     let label = match &outcome {
         Ok(CheckoutOutcome::Confirmed { .. }) => "confirmed",
@@ -196,49 +173,21 @@ enum Retried {
 /// client hung up, say, and it goes on to its end), its answer as soon as it
 /// has one, waiting as long as a checkout waits for its payment; if the
 /// first request died, its claim, taken over to carry on where it stopped.
-async fn answer_retry(engine: &Engine, req: &CheckoutRequest<'_>, request_hash: &str, lease_secs: f64) -> Result<Retried> {
-    let pool = engine.pool();
+async fn answer_retry(engine: &Engine, keyed: &KeyedRequest<'_>) -> Result<Retried> {
     let give_up = std::time::Instant::now() + engine.settings().checkout_wait;
     loop {
-        let existing = sqlx::query!(
-            r#"SELECT checkout_id, request_hash, response_body, NOT lease_lapsed(lease_until, lease_owner) AS "leased!"
-               FROM checkouts WHERE user_id = $1 AND idempotency_key = $2"#,
-            req.user_id,
-            req.idempotency_key.as_str()
-        )
-        .fetch_one(pool)
-        .await?;
-        if existing.request_hash != request_hash {
-            return Err(EngineError::IdempotencyKeyReused);
+        match keyed.existing(&mut *engine.pool().acquire().await?, engine).await? {
+            Some(Claimed::Answered(body)) => return decode_outcome(body).map(Retried::Answered),
+            Some(Claimed::TakenOver(checkout_id)) => return Ok(Retried::TakenOver(checkout_id)),
+            Some(Claimed::InUse) if std::time::Instant::now() < give_up => tokio::time::sleep(RETRY_POLL).await,
+            Some(Claimed::InUse) => return Err(EngineError::IdempotencyKeyInUse),
+            // Claims are never deleted while their account exists.
+            None => return Err(EngineError::Internal("an idempotency key's claim vanished".into())),
         }
-        if let Some(body) = existing.response_body {
-            return decode_outcome(body).map(Retried::Answered);
-        }
-        if existing.leased {
-            if std::time::Instant::now() >= give_up {
-                return Err(EngineError::IdempotencyKeyInUse);
-            }
-            tokio::time::sleep(RETRY_POLL).await;
-            continue;
-        }
-        // The request that claimed this key died before answering (its
-        // time ran out, or its server stopped beating): take over its
-        // lease and carry on from where it stopped.
-        let taken = sqlx::query_scalar!(
-            r#"UPDATE checkouts SET lease_until = now() + make_interval(secs => $2), lease_owner = $3, updated_at = now()
-                WHERE checkout_id = $1 AND lease_lapsed(lease_until, lease_owner) AND response_body IS NULL
-            RETURNING checkout_id"#,
-            existing.checkout_id,
-            lease_secs,
-            engine.settings().instance_id,
-        )
-        .fetch_optional(pool)
-        .await?;
-        return taken.map(Retried::TakenOver).ok_or(EngineError::IdempotencyKeyInUse);
     }
 }
 
-fn decode_outcome(body: serde_json::Value) -> Result<CheckoutOutcome> {
+pub(crate) fn decode_outcome(body: serde_json::Value) -> Result<CheckoutOutcome> {
     serde_json::from_value(body).map_err(|e| EngineError::Internal(format!("stored checkout response: {e}")))
 }
 
@@ -281,8 +230,11 @@ async fn hold_facts(conn: &mut sqlx::PgConnection, checkout_id: Uuid) -> Result<
     })
 }
 
+pub(crate) mod key;
 mod pay;
 mod settle;
+
+use key::{Claimed, KeyedRequest};
 
 pub(crate) use pay::{pay, recorded_request, run, Payment, Sending};
 pub(crate) use settle::{mark_pending, settle_success, settle_unpaid, Unpaid};
