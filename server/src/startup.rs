@@ -218,7 +218,7 @@ impl Application {
             .build();
         let listener = TcpListener::bind(settings.addr).await.with_context(|| format!("binding {}", settings.addr))?;
         let local_addr = listener.local_addr()?;
-        let in_flight = crate::api::shed::InFlight::new(settings.max_in_flight, Duration::from_millis(settings.shed_after_ms));
+        let in_flight = Arc::new(crate::api::shed::InFlight::new(settings.max_in_flight, Duration::from_millis(settings.shed_after_ms)));
         let state = AppState::new(crate::state::Shared {
             in_flight,
             prepared: Arc::new(crate::prepared::PreparedCache::new(Duration::from_millis(settings.map_refresh_ms))),
@@ -326,7 +326,7 @@ fn router(state: AppState) -> Router {
         // the final answer.
         .route_layer(axum::middleware::from_fn(api::server_fn_status))
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), api::rate_limit_server_fns))
-        .route_layer(axum::middleware::from_fn_with_state(state.clone(), api::shed::shed_load))
+        .route_layer(axum::middleware::from_fn_with_state(state.in_flight.clone(), api::shed::shed_load))
         .route_layer(axum::middleware::from_fn(api::track_metrics))
         .layer(axum::middleware::from_fn(api::csrf_guard))
         .layer(axum::middleware::from_fn_with_state(state.clone(), api::client_address))

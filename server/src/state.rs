@@ -58,7 +58,7 @@ pub struct Shared {
     /// Seat maps and event lists as prepared bytes, per revision.
     pub prepared: Arc<crate::prepared::PreparedCache>,
     /// Requests of each costly kind in flight, bounded (load shedding).
-    pub in_flight: crate::api::shed::InFlight,
+    pub in_flight: Arc<crate::api::shed::InFlight>,
 }
 
 impl FromRef<AppState> for LeptosOptions {

@@ -15,7 +15,6 @@ use axum::response::{IntoResponse, Response};
 use tokio::sync::Semaphore;
 
 use super::error::AppError;
-use crate::state::AppState;
 
 /// The kinds of work that are bounded, each on its own: a flood of queue
 /// joins does not starve the checkouts of fans already admitted.
@@ -78,15 +77,15 @@ impl InFlight {
 /// and the load generator's fans retry after it.
 const RETRY_AFTER_SECS: u64 = 2;
 
-pub async fn shed_load(State(state): State<AppState>, request: Request, next: Next) -> Response {
+pub async fn shed_load(State(in_flight): State<Arc<InFlight>>, request: Request, next: Next) -> Response {
     let route = request.extensions().get::<MatchedPath>().map(MatchedPath::as_str);
     let Some(work) = Work::of(request.method(), route, request.uri().path()) else {
         return next.run(request).await;
     };
-    let permits = state.in_flight.permits(work);
+    let permits = in_flight.permits(work);
     let permit = match permits.clone().try_acquire_owned() {
         Ok(permit) => permit,
-        Err(_) => match tokio::time::timeout(state.in_flight.wait, permits.acquire_owned()).await {
+        Err(_) => match tokio::time::timeout(in_flight.wait, permits.acquire_owned()).await {
             Ok(Ok(permit)) => permit,
             _ => {
                 metrics::counter!("frontrow_shed_total", "work" => work.label()).increment(1);
