@@ -2,14 +2,17 @@
 # where everything lives, which ports, and how to run PostgreSQL's tools.
 #
 # The set-up, all on loopback:
-#   monitor  127.0.0.1:54401  pg_auto_failover's monitor (witness and orchestrator)
-#   node1    127.0.0.1:54402  a data node (primary or synchronous standby)
-#   node2    127.0.0.1:54403  the other data node
-#   HAProxy  127.0.0.1:54400  the stable endpoint: always the current primary
-#   stats    127.0.0.1:54405  HAProxy's status page
-#   restore  127.0.0.1:54404  a point-in-time restore (scripts/ha/restore.sh)
-# (the test clusters use 54329-54342: no clash). Everything is kept under
-# target/ha/: data dirs, WAL archive, base backups, logs, secrets.
+#   monitor  127.0.0.1:25401  pg_auto_failover's monitor (witness and orchestrator)
+#   node1    127.0.0.1:25402  a data node (primary or synchronous standby)
+#   node2    127.0.0.1:25403  the other data node
+#   HAProxy  127.0.0.1:25400  the stable endpoint: always the current primary
+#   stats    127.0.0.1:25405  HAProxy's status page
+#   restore  127.0.0.1:25404  a point-in-time restore (scripts/ha/restore.sh)
+# The ports sit below Linux's ephemeral range (32768-60999): a port in it
+# can be taken at random as the local end of any outgoing connection (a
+# keeper's to the monitor, say), and the node bound next then finds it
+# in use. (The test clusters listen on unix sockets only.) Everything is
+# kept under target/ha/: data dirs, WAL archive, base backups, logs, secrets.
 #
 # Run as root, PostgreSQL runs as the `postgres` system user (it refuses
 # root), as the private cluster does (server/src/pgcluster.rs); if that user
@@ -20,7 +23,7 @@
 HA_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 HA_DIR=${FRONTROW_HA_DIR:-$HA_REPO/target/ha}
 HA_HOST=127.0.0.1
-HA_PROXY_PORT=${FRONTROW_HA_PORT:-54400}
+HA_PROXY_PORT=${FRONTROW_HA_PORT:-25400}
 HA_MONITOR_PORT=$((HA_PROXY_PORT + 1))
 HA_NODE1_PORT=$((HA_PROXY_PORT + 2))
 HA_NODE2_PORT=$((HA_PROXY_PORT + 3))
@@ -44,7 +47,17 @@ HA_PARTITION_S=${FRONTROW_HA_PARTITION_S:-4}
 HA_DEMOTE_MS=${FRONTROW_HA_DEMOTE_MS:-6000}
 
 ha_log() { echo "ha: $*" >&2; }
-ha_die() { echo "ha: error: $*" >&2; exit 1; }
+ha_die() {
+  echo "ha: error: $*" >&2
+  # What the daemons said last, so that a failure far away (in CI) can be read.
+  local log
+  for log in "${HA_LOGS:-/nonexistent}"/*.log "${HA_PG:-/nonexistent}"/*/startup.log; do
+    [ -f "$log" ] || continue
+    echo "ha: --- the last lines of $log" >&2
+    tail -n 25 "$log" >&2
+  done
+  exit 1
+}
 
 # PostgreSQL's binaries: the major version pg_auto_failover's extension is
 # built for (Debian's postgresql-NN-auto-failover).

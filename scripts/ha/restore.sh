@@ -3,7 +3,7 @@
 # into a fresh data dir, WAL replayed from the archive up to --target-time
 # (a timestamp PostgreSQL reads, e.g. '2026-12-01 18:40:05.123+00'; without
 # it: all the WAL archived), across failovers (the newest timeline is
-# followed). It then runs as a primary of its own on 127.0.0.1:54404, apart
+# followed). It then runs as a primary of its own on 127.0.0.1:25404, apart
 # from the set-up (it archives nothing and waits for no standby), for the
 # audit or for copying data back. Prints its database URL.
 #
