@@ -104,7 +104,7 @@ pub async fn checkout(
     idempotency_key: IdempotencyKey,
 ) -> Result<CheckoutAnswer, AppError> {
     use crate::server::{fan, set_status};
-    use frontrow_engine::checkout::CheckoutRequest;
+    use frontrow_engine::sale::checkout::CheckoutRequest;
     let (engine, _, user) = fan().await?;
     let request = CheckoutRequest {
         user_id: user.user_id,

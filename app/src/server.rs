@@ -29,7 +29,7 @@ pub async fn request_session() -> Result<Session, AppError> {
 /// A published event's board from this instance's memory, with the engine
 /// and the session: `None` for an id that is no event's or that fans may
 /// not see (a page answers 404).
-pub async fn published_board(event_id: &str) -> Result<Option<(Engine, Session, frontrow_engine::live::BoardSnapshot)>, AppError> {
+pub async fn published_board(event_id: &str) -> Result<Option<(Engine, Session, frontrow_engine::venue::live::BoardSnapshot)>, AppError> {
     let Ok(id) = event_id.parse::<uuid::Uuid>() else { return Ok(None) };
     let (engine, session) = (engine()?, request_session().await?);
     match engine.board().snapshot(id).await {

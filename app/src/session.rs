@@ -68,7 +68,7 @@ pub async fn sign_in_with_password(
     request: &http::request::Parts,
     secure: bool,
 ) -> Result<(User, String), AppError> {
-    use frontrow_engine::sign_in::{ClientAddress, SignInClient};
+    use frontrow_engine::accounts::sign_in::{ClientAddress, SignInClient};
     let device = request
         .headers
         .get_all(http::header::COOKIE)

@@ -6,50 +6,34 @@
 //! the server-rendered pages and the command line all call its methods,
 //! so they cannot drift apart. Its connection pool is private.
 
+// The engine's rooms, by concern: each folder's module doc says what it owns.
 pub mod accounts;
-pub mod admission;
-mod audit;
-pub mod best;
-mod blocks;
-mod bookings;
-pub mod catalogue;
-pub mod changelog;
-mod checkin;
-pub mod checkout;
-mod counter;
+pub mod box_office;
+pub mod money;
+pub mod queue;
+pub mod sale;
+pub mod venue;
+
+// Shared by the rooms: SQL helpers, errors, notices, tokens, instances.
 pub mod db;
 pub mod error;
-pub mod hold_batch;
-mod holds;
+pub mod fail_points;
 mod instances;
-pub use holds::Held;
-pub mod layouts;
-pub mod live;
-pub mod mail;
 pub mod notices;
-pub mod payment;
-pub mod queue;
-mod reaper;
-pub mod reconcile;
-mod refunds;
-pub mod reports;
-mod seats;
-pub mod sign_in;
-pub mod seating;
-mod stats;
 mod tokens;
-mod verification;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use uuid::Uuid;
 
-pub use admission::Admission;
-pub use mail::{Mail, Mailer};
+pub use accounts::mail::{Mail, Mailer};
+pub use queue::admission::Admission;
+pub use sale::holds::Held;
 pub use error::{EngineError, Result};
+pub use fail_points::FailPoint;
 pub use frontrow_model as model;
-pub use payment::PaymentProvider;
+pub use money::payment::PaymentProvider;
 
 /// Migrations embedded at compile time from the workspace's `migrations/`.
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");
@@ -70,8 +54,10 @@ pub struct EngineSettings {
     pub currency: String,
     /// Signs admission tokens (every instance sharing a database shares it).
     pub admission_secret: Arc<[u8]>,
-    /// Test-only fault injection (a name of a point to die at).
-    pub failpoint: Option<String>,
+    /// Where a debug build dies, for the crash tests (release builds have
+    /// no such field: see [`fail_points`]).
+    #[cfg(debug_assertions)]
+    pub fail_point: Option<FailPoint>,
     /// This server instance: its claims on checkouts carry it, and its
     /// heartbeat keeps them alive. Stable across restarts of one instance,
     /// so a restarted server takes back at once what its previous life held.
@@ -90,7 +76,8 @@ impl Default for EngineSettings {
             checkout_lease: Duration::from_secs(30),
             currency: "eur".to_owned(),
             admission_secret: Arc::from(&b""[..]),
-            failpoint: None,
+            #[cfg(debug_assertions)]
+            fail_point: None,
             payment_watch: Duration::from_secs(24 * 3600),
             instance_id: Uuid::new_v4(),
         }
@@ -110,15 +97,15 @@ struct Inner {
     provider: Arc<dyn PaymentProvider>,
     mailer: Arc<dyn Mailer>,
     settings: EngineSettings,
-    board: live::SeatBoard,
+    board: venue::live::SeatBoard,
     queue_feed: queue::QueueFeed,
     /// Batches concurrent queue joins; started on first use (and again if
     /// its task ever ended).
     joiner: Mutex<Option<Arc<queue::Joiner>>>,
     /// Gathers concurrent holds into one database call per event; started
     /// on first use (and again if its task ever ended).
-    hold_batcher: Mutex<Option<Arc<hold_batch::HoldBatcher>>>,
-    hold_batch_counts: Arc<hold_batch::BatchCounts>,
+    hold_batcher: Mutex<Option<Arc<sale::hold_batch::HoldBatcher>>>,
+    hold_batch_counts: Arc<sale::hold_batch::BatchCounts>,
     users: accounts::UserCache,
     session_ends: tokio::sync::broadcast::Sender<accounts::SessionEnd>,
 }
@@ -127,7 +114,7 @@ impl Engine {
     pub fn new(pool: sqlx::PgPool, provider: Arc<dyn PaymentProvider>, mailer: Arc<dyn Mailer>, settings: EngineSettings) -> Self {
         Self {
             inner: Arc::new(Inner {
-                board: live::SeatBoard::new(pool.clone()),
+                board: venue::live::SeatBoard::new(pool.clone()),
                 queue_feed: queue::QueueFeed::default(),
                 joiner: Mutex::default(),
                 hold_batcher: Mutex::default(),
@@ -163,7 +150,7 @@ impl Engine {
     }
 
     /// This instance's live seat maps.
-    pub fn board(&self) -> &live::SeatBoard {
+    pub fn board(&self) -> &venue::live::SeatBoard {
         &self.inner.board
     }
 
@@ -187,8 +174,8 @@ impl Engine {
     }
 
     /// Keeps this instance's seat maps and waiting-room feeds current until
-    /// `stop` completes (see [`live::listen`]).
+    /// `stop` completes (see [`venue::live::listen`]).
     pub async fn listen(&self, stop: impl std::future::Future<Output = ()>) {
-        live::listen(self, stop).await
+        venue::live::listen(self, stop).await
     }
 }

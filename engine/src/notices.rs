@@ -1,7 +1,7 @@
 //! The notices every instance hears from the database (LISTEN/NOTIFY): the
 //! channels' names, and the one notice sent from Rust, that an event's own
 //! facts changed. Seat changes are announced by the `seats` trigger and by
-//! `hold_batch`, admission rounds by the waiting room; [`crate::live`]
+//! `hold_batch`, admission rounds by the waiting room; [`crate::venue::live`]
 //! listens to all three.
 
 use uuid::Uuid;

@@ -207,6 +207,7 @@ impl From<crate::ids::InvalidValue> for AppError {
     }
 }
 
+#[cfg(feature = "server-fn")]
 impl server_fn::error::FromServerFnError for AppError {
     type Encoder = server_fn::codec::JsonEncoding;
 

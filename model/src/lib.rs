@@ -1,8 +1,10 @@
 //! The data every part of frontrow shares: the engine computes it, the JSON
 //! API and the server functions send it, the browser app reads it.
 //!
-//! Serde only (plus optional OpenAPI schemas and PostgreSQL enum mappings),
-//! so the same definitions build for the server and for the browser: there
+//! Serde only; each web framework's view of it is a feature (`server-fn`:
+//! the server functions' error type, `axum`: the error as a response,
+//! `openapi`: schemas, `sqlx`: the enum columns), so the engine builds it
+//! with no web types, and the same definitions build for the server and for the browser: there
 //! is one `Hold`, one error type and one live frame, not a copy on each side.
 
 pub mod box_office;

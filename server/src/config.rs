@@ -228,13 +228,12 @@ pub struct ServeArgs {
     /// restarted server is the same instance and takes back its claims.
     #[arg(long, env = "FRONTROW_INSTANCE_ID")]
     pub instance_id: Option<uuid::Uuid>,
-    /// Test-only fault injection: `abort_after_checkout_commit` kills the
-    /// process after a sale is committed and before the reply is sent;
-    /// `abort_before_payment` once the seats are reserved for a payment not
-    /// yet sent; `abort_mid_cancellation` after one booking of a cancelled
-    /// event is refunded.
-    #[arg(long, env = "FRONTROW_FAILPOINT", hide = true)]
-    pub failpoint: Option<String>,
+    /// Crash tests only, and only in debug builds: the point where the
+    /// process dies (`frontrow_engine::FailPoint`; a release build has no
+    /// such flag).
+    #[cfg(debug_assertions)]
+    #[arg(long, env = "FRONTROW_FAILPOINT", hide = true, value_parser = clap::builder::ValueParser::new(|name: &str| name.parse::<frontrow_engine::FailPoint>()))]
+    pub failpoint: Option<frontrow_engine::FailPoint>,
 }
 
 impl Default for ServeArgs {

@@ -5,15 +5,13 @@
 pub mod api;
 pub mod assets;
 pub mod cli;
-pub mod clients;
 pub mod config;
 pub mod demo;
+pub mod gates;
 pub mod html;
 pub mod mail;
 pub mod pgcluster;
 pub mod prepared;
-pub mod security;
-pub mod sessions;
 pub mod startup;
 pub mod state;
 pub mod tasks;

@@ -3,7 +3,7 @@
 //! with the credentials in it, read from the environment only.
 
 use async_trait::async_trait;
-use frontrow_engine::mail::{Mail, Mailer};
+use frontrow_engine::accounts::mail::{Mail, Mailer};
 use frontrow_engine::EngineError;
 use lettre::message::Mailbox;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};

@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use axum::http::{HeaderName, Request};
 use axum::response::IntoResponse;
 use axum::Router;
-use frontrow_engine::payment::{HttpProvider, SimulatedProvider, SimulatedSettings};
+use frontrow_engine::money::payment::{HttpProvider, SimulatedProvider, SimulatedSettings};
 use frontrow_engine::{Engine, EngineSettings, PaymentProvider};
 use leptos::config::LeptosOptions;
 use leptos_axum::{generate_route_list, LeptosRoutes};
@@ -35,33 +35,6 @@ use crate::state::AppState;
 use crate::tasks;
 use crate::tickets;
 use crate::waiting_room;
-
-/// The largest request body any route accepts.
-pub const MAX_BODY: usize = 256 * 1024;
-
-/// Caps every request body at [`MAX_BODY`], on every route (server
-/// functions, pages and unknown paths included): a declared length above it
-/// is refused at once (413), and a body without one is read up to the cap
-/// and refused as soon as it passes it. Nothing can make a route buffer
-/// more, and a huge upload costs at most the cap before the connection ends.
-async fn limit_body(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
-    use axum::response::IntoResponse;
-    let too_large = || api::extract::payload_too_large().into_response();
-    let headers = request.headers();
-    let declared = headers.get(axum::http::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > MAX_BODY as u64) {
-        return too_large();
-    }
-    let has_body = declared.is_some_and(|n| n > 0) || headers.contains_key(axum::http::header::TRANSFER_ENCODING);
-    if !has_body {
-        return next.run(request).await;
-    }
-    let (parts, body) = request.into_parts();
-    match axum::body::to_bytes(body, MAX_BODY).await {
-        Ok(bytes) => next.run(axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes))).await,
-        Err(_) => too_large(),
-    }
-}
 
 /// Runs each request in a task of its own that goes on when its client
 /// hangs up: hyper drops a request's future on disconnect, and work cut off
@@ -153,7 +126,8 @@ fn payment_provider(settings: &ServeArgs, pool: &PgPool) -> Result<Arc<dyn Payme
 pub fn engine(settings: &ServeArgs, pool: PgPool) -> Result<Engine> {
     let engine_settings = EngineSettings {
         admission_secret: settings.secret.as_deref().unwrap_or_default().as_bytes().into(),
-        failpoint: settings.failpoint.clone(),
+        #[cfg(debug_assertions)]
+        fail_point: settings.failpoint,
         checkout_wait: settings.checkout_wait(),
         payment_grace: Duration::from_secs(settings.payment_grace_secs),
         payment_watch: Duration::from_secs(settings.payment_watch_secs),
@@ -163,9 +137,9 @@ pub fn engine(settings: &ServeArgs, pool: PgPool) -> Result<Engine> {
         ..EngineSettings::default()
     };
     let provider = payment_provider(settings, &pool)?;
-    let mailer: Arc<dyn frontrow_engine::mail::Mailer> = match &settings.smtp_url {
+    let mailer: Arc<dyn frontrow_engine::accounts::mail::Mailer> = match &settings.smtp_url {
         Some(url) => Arc::new(crate::mail::SmtpMailer::new(url, &settings.mail_from)?),
-        None => Arc::new(frontrow_engine::mail::FileMailer::new(settings.mail_outbox.clone())),
+        None => Arc::new(frontrow_engine::accounts::mail::FileMailer::new(settings.mail_outbox.clone())),
     };
     Ok(Engine::new(pool, provider, mailer, engine_settings))
 }
@@ -218,7 +192,7 @@ impl Application {
             .build();
         let listener = TcpListener::bind(settings.addr).await.with_context(|| format!("binding {}", settings.addr))?;
         let local_addr = listener.local_addr()?;
-        let in_flight = Arc::new(crate::api::shed::InFlight::new(settings.max_in_flight, Duration::from_millis(settings.shed_after_ms)));
+        let in_flight = Arc::new(crate::gates::shed::InFlight::new(settings.max_in_flight, Duration::from_millis(settings.shed_after_ms)));
         let state = AppState::new(crate::state::Shared {
             in_flight,
             prepared: Arc::new(crate::prepared::PreparedCache::new(Duration::from_millis(settings.map_refresh_ms))),
@@ -228,8 +202,8 @@ impl Application {
             account_limiter,
             fan_limiter,
             instance_id,
-            sessions: crate::sessions::Sessions::new(pool.clone(), SESSION_CACHE_ENTRIES),
-            sockets: crate::clients::SocketCaps::default(),
+            sessions: crate::gates::sessions::Sessions::new(pool.clone(), SESSION_CACHE_ENTRIES),
+            sockets: crate::gates::clients::SocketCaps::default(),
             metrics: metrics_handle(),
             leptos_options,
             shutdown: CancellationToken::new(),
@@ -307,7 +281,7 @@ fn router(state: AppState) -> Router {
         leptos::prelude::provide_context(fan_limit.clone());
         leptos::prelude::provide_context(site.clone());
         leptos::prelude::provide_context(map_settings);
-        crate::security::record_page_nonce();
+        crate::gates::headers::record_page_nonce();
     };
 
     let x_request_id = HeaderName::from_static("x-request-id");
@@ -325,16 +299,16 @@ fn router(state: AppState) -> Router {
         // rate limit, the bound on work in flight, and the metrics that see
         // the final answer.
         .route_layer(axum::middleware::from_fn(api::server_fn_status))
-        .route_layer(axum::middleware::from_fn_with_state(state.clone(), api::rate_limit_server_fns))
-        .route_layer(axum::middleware::from_fn_with_state(state.in_flight.clone(), api::shed::shed_load))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), crate::gates::limits::rate_limit_server_fns))
+        .route_layer(axum::middleware::from_fn_with_state(state.in_flight.clone(), crate::gates::shed::shed_load))
         .route_layer(axum::middleware::from_fn(api::track_metrics))
-        .layer(axum::middleware::from_fn(api::csrf_guard))
-        .layer(axum::middleware::from_fn_with_state(state.clone(), api::client_address))
-        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::security::security_headers))
+        .layer(axum::middleware::from_fn(crate::gates::csrf::csrf_guard))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::gates::limits::client_address))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::gates::headers::security_headers))
         .layer(sessions)
         .layer(axum::middleware::map_response(session_store_failure_is_unavailable))
-        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
-        .layer(axum::middleware::from_fn(limit_body))
+        .layer(axum::extract::DefaultBodyLimit::max(crate::gates::body::MAX_BODY))
+        .layer(axum::middleware::from_fn(crate::gates::body::limit_body))
         // A 10,000-seat map is ~1.5 MB of repetitive SVG; compressed it is a
         // fraction of that (the README quotes the measured weight). Answers
         // made per request get gzip level 4, no brotli: at the default levels

@@ -47,9 +47,9 @@ pub struct Shared {
     /// This process, as the waiting room's admission lease knows it.
     pub instance_id: uuid::Uuid,
     /// Open live sockets per client and per queue token.
-    pub sockets: crate::clients::SocketCaps,
+    pub sockets: crate::gates::clients::SocketCaps,
     /// Where sessions are kept (expired ones are swept by a background task).
-    pub sessions: crate::sessions::Sessions,
+    pub sessions: crate::gates::sessions::Sessions,
     pub metrics: PrometheusHandle,
     pub leptos_options: LeptosOptions,
     /// Fires when the server shuts down; long-lived connections (WebSockets)
@@ -58,7 +58,7 @@ pub struct Shared {
     /// Seat maps and event lists as prepared bytes, per revision.
     pub prepared: Arc<crate::prepared::PreparedCache>,
     /// Requests of each costly kind in flight, bounded (load shedding).
-    pub in_flight: Arc<crate::api::shed::InFlight>,
+    pub in_flight: Arc<crate::gates::shed::InFlight>,
 }
 
 impl FromRef<AppState> for LeptosOptions {

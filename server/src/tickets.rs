@@ -51,7 +51,7 @@ pub async fn print_tickets(State(state): State<AppState>, session: Session, Path
         Err(e) => return failure(e),
     };
     let layout = &board.layout;
-    let nonce = crate::security::nonce();
+    let nonce = crate::gates::headers::nonce();
     let page = TicketsPage {
         nonce: nonce.clone(),
         booking_id: booking.booking_id.to_string(),

@@ -44,7 +44,7 @@ pub async fn page(State(state): State<AppState>, session: Session, Path(event_id
     if !event.published {
         return not_found();
     }
-    let nonce = crate::security::nonce();
+    let nonce = crate::gates::headers::nonce();
     let page = WaitingRoomPage {
         nonce: nonce.clone(),
         event_id: event_id.to_string(),

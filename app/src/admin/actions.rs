@@ -232,8 +232,8 @@ pub async fn settle_payment(payment_id: Uuid) -> Result<(), AppError> {
 #[server(prefix = "/_app", endpoint = "admin/preview_layout", input = Json)]
 pub async fn preview_layout(sections: Vec<NewSection>, stage: Option<Stage>) -> Result<String, AppError> {
     let (_, _) = staff().await?;
-    frontrow_engine::layouts::validate_layout(&sections)?;
-    frontrow_engine::catalogue::validate_stage(stage.as_ref())?;
+    frontrow_engine::venue::layouts::validate_layout(&sections)?;
+    frontrow_engine::venue::catalogue::validate_stage(stage.as_ref())?;
     Ok(crate::seatmap::preview(&sections, stage.as_ref()))
 }
 

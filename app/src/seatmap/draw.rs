@@ -6,7 +6,7 @@
 use std::fmt::{self, Display, Write};
 use std::ops::Range;
 
-use frontrow_engine::live::EventLayout;
+use frontrow_engine::venue::live::EventLayout;
 use frontrow_model::{SeatKind, SeatStatus, Stage};
 
 use super::geometry::{bounds_of, Point, SectionFrame, Transform, VenueGeometry, MARGIN, PITCH, RADIUS};

@@ -4,7 +4,7 @@
 //! placement. Sections without a placement are set out in a grid facing a
 //! stage along the top, as maps were drawn before placements existed.
 
-use frontrow_engine::live::{EventLayout, LayoutSection};
+use frontrow_engine::venue::live::{EventLayout, LayoutSection};
 use frontrow_model::{Placement, Stage};
 
 /// Distance between seat centres along a row and between rows, in map units.
@@ -200,7 +200,7 @@ pub fn venue(layout: &EventLayout) -> VenueGeometry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use frontrow_engine::catalogue::plan_layout;
+    use frontrow_engine::venue::catalogue::plan_layout;
     use frontrow_model::{NewRow, NewSection, TierPrice};
 
     fn section(name: &str, rows: i32, seats: i32, placement: Option<Placement>) -> NewSection {

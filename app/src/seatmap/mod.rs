@@ -18,7 +18,7 @@ use std::ops::Range;
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
-use frontrow_engine::live::{BoardSnapshot, EventLayout};
+use frontrow_engine::venue::live::{BoardSnapshot, EventLayout};
 use frontrow_model::{NewSection, SeatStatus, Stage, TierPrice};
 use uuid::Uuid;
 
@@ -168,8 +168,8 @@ pub fn fans_map(board: &BoardSnapshot, view: &MapView, max_age: Duration) -> Dra
 /// order the rows name them.
 pub fn preview(sections: &[NewSection], stage: Option<&Stage>) -> String {
     let tiers: Vec<TierPrice> =
-        frontrow_engine::layouts::tiers_of(sections).into_iter().map(|tier| TierPrice { tier, price_cents: 0 }).collect();
-    let layout = frontrow_engine::catalogue::plan_layout(sections, &tiers, stage);
+        frontrow_engine::venue::layouts::tiers_of(sections).into_iter().map(|tier| TierPrice { tier, price_cents: 0 }).collect();
+    let layout = frontrow_engine::venue::catalogue::plan_layout(sections, &tiers, stage);
     let statuses = vec![SeatStatus::Available; layout.seats.len()];
     let seats = Seats { layout: &layout, statuses: &statuses, audience: Audience::Staff };
     draw::whole("the layout", &seats, &geometry::venue(&layout), r#" data-preview="1""#, &|_| "#".to_owned())
@@ -185,7 +185,7 @@ mod tests {
             .map(|r| NewRow { row: r.to_string(), seats, tier: "T".into(), aisles_after: vec![], wheelchair: vec![], companion: vec![] })
             .collect();
         let sections = [NewSection { section: "A".into(), rows, placement: None, standing: None }];
-        frontrow_engine::catalogue::plan_layout(&sections, &[TierPrice { tier: "T".into(), price_cents: 1 }], None)
+        frontrow_engine::venue::catalogue::plan_layout(&sections, &[TierPrice { tier: "T".into(), price_cents: 1 }], None)
     }
 
     #[test]

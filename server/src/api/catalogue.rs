@@ -34,7 +34,7 @@ pub async fn list_events(State(state): State<AppState>) -> ApiResult<Json<EventL
 
 /// A published event's board, from this instance's live copy (not a query
 /// per request); unpublished events are unknown to fans.
-async fn published(state: &AppState, event_id: uuid::Uuid) -> ApiResult<frontrow_engine::live::BoardSnapshot> {
+async fn published(state: &AppState, event_id: uuid::Uuid) -> ApiResult<frontrow_engine::venue::live::BoardSnapshot> {
     let board = state.engine.board().snapshot(event_id).await?;
     if !board.event.published {
         return Err(AppError::not_found());
@@ -59,7 +59,7 @@ pub async fn seats(
     ApiQuery(q): ApiQuery<SeatsQuery>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
-    if q.section.as_deref().is_some_and(|s| s.chars().count() > frontrow_engine::catalogue::MAX_LABEL_LEN) {
+    if q.section.as_deref().is_some_and(|s| s.chars().count() > frontrow_engine::venue::catalogue::MAX_LABEL_LEN) {
         return Err(AppError::invalid("section is at most 16 characters"));
     }
     let live = state.engine.board().event(event_id).await?;

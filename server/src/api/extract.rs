@@ -195,12 +195,12 @@ where
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
         let state = AppState::from_ref(state);
-        Ok(Self(crate::clients::parts_key(parts, &state.settings.trusted_proxies)))
+        Ok(Self(crate::gates::clients::parts_key(parts, &state.settings.trusted_proxies)))
     }
 }
 
 /// A place for one more live socket of this client (and key), or 429.
-pub fn socket_slot(state: &AppState, client: &ClientKey, extra: Option<(String, usize)>) -> Result<crate::clients::SocketSlot, AppError> {
+pub fn socket_slot(state: &AppState, client: &ClientKey, extra: Option<(String, usize)>) -> Result<crate::gates::clients::SocketSlot, AppError> {
     let mut limits = Vec::with_capacity(2);
     if let Some(ip) = client.0 {
         limits.push((format!("addr:{ip}"), state.settings.sockets_per_address));

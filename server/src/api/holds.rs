@@ -4,7 +4,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use frontrow_engine::checkout::CheckoutRequest;
+use frontrow_engine::sale::checkout::CheckoutRequest;
 use frontrow_engine::{Admission, Held};
 use frontrow_model::{
     Booking, CheckoutAnswer, CheckoutView, ErrorKind, Hold, HoldStatus, HoldToken, IdempotencyKey, PaymentToken, SeatId, StandingPlaces, User,
@@ -201,11 +201,8 @@ pub async fn checkout(
             idempotency_key: &idempotency_key,
         })
         .await?;
-    if matches!(outcome, frontrow_engine::checkout::CheckoutOutcome::Confirmed { .. })
-        && state.settings.failpoint.as_deref() == Some("abort_after_checkout_commit")
-    {
-        tracing::error!("failpoint abort_after_checkout_commit: dying before the reply");
-        std::process::abort();
+    if matches!(outcome, frontrow_engine::sale::checkout::CheckoutOutcome::Confirmed { .. }) {
+        state.engine.fail_point(frontrow_engine::FailPoint::AbortAfterCheckoutCommit);
     }
     Ok(match outcome.into_answer()? {
         CheckoutAnswer::Confirmed { booking } => (StatusCode::CREATED, Json(booking)).into_response(),

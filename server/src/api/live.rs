@@ -7,7 +7,7 @@ use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use frontrow_model::live::LiveFrame;
-use frontrow_engine::live::{FeedMessage, LiveEvent, View};
+use frontrow_engine::venue::live::{FeedMessage, LiveEvent, View};
 use serde::Deserialize;
 use std::sync::Arc;
 use std::time::Duration;

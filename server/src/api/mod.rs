@@ -11,18 +11,16 @@ pub mod holds;
 pub mod live;
 pub mod ops;
 pub mod queue;
-pub mod shed;
 
 
 use std::time::Instant;
 
-use axum::extract::{MatchedPath, Request, State};
+use axum::extract::{MatchedPath, Request};
 use axum::http::{header, Method};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use governor::clock::{Clock, DefaultClock};
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::openapi::{RefOr, Response as OpenApiResponse, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
@@ -91,7 +89,7 @@ impl Modify for TheWholeTruth {
                     add("422", "invalid_input");
                     add("429", "rate_limited (with Retry-After)");
                     add("500", "internal (the x-request-id header finds it in the log)");
-                    if shed::Work::of(&method, Some(path.as_str()), path).is_some() {
+                    if crate::gates::shed::Work::of(&method, Some(path.as_str()), path).is_some() {
                         add("503", "unavailable: the database is down; or overloaded: more of this work in flight than the server takes on, nothing done (both with Retry-After)");
                     } else {
                         add("503", "unavailable: the database is down; try again shortly (with Retry-After)");
@@ -150,7 +148,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/api/v1/events/{event_id}/queue/{queue_token}", get(queue::status))
         .route("/api/v1/me/email-code", post(auth::send_email_code))
         .route("/api/v1/me/email-code/confirm", post(auth::confirm_email_code))
-        .route_layer(middleware::from_fn_with_state(state.clone(), rate_limit));
+        .route_layer(middleware::from_fn_with_state(state.clone(), crate::gates::limits::rate_limit));
 
     Router::new()
         .merge(limited)
@@ -197,46 +195,6 @@ pub fn router(state: AppState) -> Router<AppState> {
         .method_not_allowed_fallback(|| async { AppError::new(ErrorKind::MethodNotAllowed, "this path does not accept that method") })
 }
 
-/// Where accounts are made and passwords tried, by the JSON API or a page.
-fn is_account_path(path: &str) -> bool {
-    matches!(path, "/api/v1/auth/signup" | "/api/v1/auth/login" | "/api/v1/me/email-code" | "/api/v1/me/email-code/confirm") || frontrow_app::actions::account_paths().contains(&path)
-}
-
-/// Per-client token bucket (an address, an IPv6 /64); 429 with
-/// Retry-After when empty. Sign-ups and sign-ins also draw on a far
-/// smaller bucket of their own.
-async fn rate_limit(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let ip = crate::clients::request_key(request.extensions(), request.headers(), &state.settings.trusted_proxies);
-    if let Some(ip) = ip {
-        let account_limiter = state.account_limiter.as_ref().filter(|_| is_account_path(request.uri().path()));
-        for limiter in state.rate_limiter.iter().chain(account_limiter) {
-            if let Err(not_until) = limiter.check_key(&ip) {
-                let wait = not_until.wait_time_from(DefaultClock::default().now());
-                return AppError::rate_limited(wait.as_secs() + 1).into_response();
-            }
-        }
-    }
-    next.run(request).await
-}
-
-/// Records who is asking (see `clients`) for the handlers that count by
-/// address, such as sign-in.
-pub async fn client_address(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
-    if let Some(ip) = crate::clients::request_key(request.extensions(), request.headers(), &state.settings.trusted_proxies) {
-        request.extensions_mut().insert(frontrow_engine::sign_in::ClientAddress(ip));
-    }
-    next.run(request).await
-}
-
-/// The same per-address limit for the server functions that cost real work
-/// (their routes are registered by Leptos, so they are picked by path).
-pub async fn rate_limit_server_fns(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    if frontrow_app::actions::rate_limited_paths().contains(&request.uri().path()) {
-        return rate_limit(State(state), request, next).await;
-    }
-    next.run(request).await
-}
-
 /// A server function that failed answers its `AppError`; this gives the
 /// response that error's status (server functions answer 500 otherwise), so
 /// the JSON API and the server functions agree on what a failure is.
@@ -261,24 +219,6 @@ pub async fn server_fn_status(request: Request, next: Next) -> Response {
         }
     }
     Response::from_parts(parts, axum::body::Body::from(bytes))
-}
-
-/// A state-changing request from a page of another site is refused, with
-/// or without a session: a cross-site form must not sign a visitor into
-/// someone else's account either (login CSRF). Requests without Origin
-/// (non-browser clients) pass, as the contract says.
-pub async fn csrf_guard(request: Request, next: Next) -> Response {
-    let safe = matches!(*request.method(), Method::GET | Method::HEAD | Method::OPTIONS);
-    if !safe {
-        if let Some(origin) = request.headers().get(header::ORIGIN) {
-            let host = request.headers().get(header::HOST).and_then(|h| h.to_str().ok());
-            let origin_host = origin.to_str().ok().and_then(|o| o.split_once("://")).map(|(_, rest)| rest.trim_end_matches('/'));
-            if host.is_none() || origin_host != host {
-                return AppError::new(ErrorKind::Csrf, "cross-site request refused").into_response();
-            }
-        }
-    }
-    next.run(request).await
 }
 
 /// Request count and latency per route and status.

@@ -170,6 +170,9 @@ async fn failed_sign_ins_back_off_per_account_from_any_address() {
     assert_eq!(app.client().post("/api/v1/auth/login", wrong).await.status, 401);
 }
 
+/// A rate-limited route that needs a session, so it answers 401 at once.
+const UNSIGNED_JOIN: &str = "/api/v1/events/00000000-0000-0000-0000-000000000000/queue";
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn limits_count_an_ipv6_client_by_its_64_and_trust_only_the_configured_proxy() {
     let app = spawn_app_with(|s| {
@@ -178,19 +181,18 @@ async fn limits_count_an_ipv6_client_by_its_64_and_trust_only_the_configured_pro
         s.trusted_proxies = vec!["127.0.0.1".parse().unwrap()];
     })
     .await;
-    let login = |forwarded: &'static str| {
+    // A limited call that answers at once (a queue join without a session:
+    // 401), so no request waits long enough for the bucket to refill; a
+    // login would hash a password first.
+    let join = |forwarded: &'static str| {
         let c = app.client();
-        async move {
-            c.send(c.http.post(format!("{}/api/v1/auth/login", c.base)).header("x-forwarded-for", forwarded).json(&json!({ "email": "x@example.test", "password": "wrong password" })))
-                .await
-                .status
-        }
+        async move { c.send(c.http.post(format!("{}{UNSIGNED_JOIN}", c.base)).header("x-forwarded-for", forwarded)).await.status }
     };
-    assert_eq!(login("2001:db8:aa:bb::1").await, 401);
-    assert_eq!(login("2001:db8:aa:bb::2").await, 429, "another address in the same /64 shares the limit");
-    assert_eq!(login("2001:db8:aa:cc::1").await, 401, "another /64 has its own");
+    assert_eq!(join("2001:db8:aa:bb::1").await, 401);
+    assert_eq!(join("2001:db8:aa:bb::2").await, 429, "another address in the same /64 shares the limit");
+    assert_eq!(join("2001:db8:aa:cc::1").await, 401, "another /64 has its own");
     // The client's own claim before the proxy's is not believed.
-    assert_eq!(login("203.0.113.9, 2001:db8:aa:bb::3").await, 429);
+    assert_eq!(join("203.0.113.9, 2001:db8:aa:bb::3").await, 429);
     app.stop().await;
 
     let untrusting = spawn_app_with(|s| {
@@ -199,9 +201,7 @@ async fn limits_count_an_ipv6_client_by_its_64_and_trust_only_the_configured_pro
     })
     .await;
     let c = untrusting.client();
-    let send = |forwarded: &'static str| {
-        c.send(c.http.post(format!("{}/api/v1/auth/login", c.base)).header("x-forwarded-for", forwarded).json(&json!({ "email": "x@example.test", "password": "wrong password" })))
-    };
+    let send = |forwarded: &'static str| c.send(c.http.post(format!("{}{UNSIGNED_JOIN}", c.base)).header("x-forwarded-for", forwarded));
     assert_eq!(send("198.51.100.1").await.status, 401);
     assert_eq!(send("198.51.100.2").await.status, 429, "without a trusted proxy the header is ignored");
 }

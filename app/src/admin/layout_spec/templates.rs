@@ -190,8 +190,8 @@ mod tests {
         ] {
             let t = choice.build();
             let plan = sections(&t.sections).unwrap();
-            frontrow_engine::layouts::validate_layout(&plan).unwrap_or_else(|e| panic!("{choice:?}: {e}"));
-            frontrow_engine::catalogue::validate_stage(Some(&t.stage)).unwrap();
+            frontrow_engine::venue::layouts::validate_layout(&plan).unwrap_or_else(|e| panic!("{choice:?}: {e}"));
+            frontrow_engine::venue::catalogue::validate_stage(Some(&t.stage)).unwrap();
         }
     }
 

@@ -1,0 +1,92 @@
+//! Admission rounds as each instance hears them, fanned out from memory to
+//! the waiting fans' sockets.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde::Deserialize;
+use tokio::sync::broadcast;
+use uuid::Uuid;
+
+use crate::error::{EngineError, Result};
+
+/// An admission round as announced on [`crate::notices::QUEUE`].
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+pub struct QueueRound {
+    #[serde(rename = "a")]
+    pub admitted_through: i64,
+    #[serde(rename = "r")]
+    pub rate: f64,
+    #[serde(rename = "s")]
+    pub remaining: i64,
+    /// Whether the pre-queue's order has been drawn (tickets are known).
+    #[serde(rename = "d", default)]
+    pub drawn: bool,
+}
+
+#[derive(Debug, Deserialize)]
+struct RoundNotification {
+    e: Uuid,
+    #[serde(flatten)]
+    round: QueueRound,
+}
+
+/// This instance's fan-out of admission rounds to waiting fans' sockets: a
+/// round reaches every socket from memory, and the tickets the draw gave the
+/// pre-queue are read once per event for all of them (not once per socket).
+#[derive(Default)]
+pub struct QueueFeed {
+    events: Mutex<HashMap<Uuid, broadcast::Sender<QueueRound>>>,
+    drawn: Mutex<HashMap<Uuid, Arc<tokio::sync::OnceCell<HashMap<String, i64>>>>>,
+    /// Reads of drawn tickets so far (one per event, however many sockets).
+    ticket_loads: std::sync::atomic::AtomicU64,
+}
+
+impl QueueFeed {
+    /// How many times this instance has read an event's drawn tickets.
+    pub fn ticket_loads(&self) -> u64 {
+        self.ticket_loads.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The ticket the draw gave `queue_token`, from the event's drawn
+    /// tickets, read once on this instance (concurrent callers share it).
+    pub async fn drawn_ticket(&self, pool: &sqlx::PgPool, event_id: Uuid, queue_token: &str) -> Result<Option<i64>> {
+        let cell = {
+            let mut drawn = self.drawn.lock().unwrap_or_else(|e| e.into_inner());
+            drawn.entry(event_id).or_default().clone()
+        };
+        let tickets = cell
+            .get_or_try_init(|| async {
+                self.ticket_loads.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let rows = sqlx::query!(
+                    r#"SELECT queue_token, ticket AS "ticket!" FROM queue_entries WHERE event_id = $1 AND ticket IS NOT NULL"#,
+                    event_id
+                )
+                .fetch_all(pool)
+                .await?;
+                Ok::<_, EngineError>(rows.into_iter().map(|r| (r.queue_token, r.ticket)).collect())
+            })
+            .await?;
+        Ok(tickets.get(queue_token).copied())
+    }
+
+    pub fn subscribe(&self, event_id: Uuid) -> broadcast::Receiver<QueueRound> {
+        let mut events = self.events.lock().unwrap_or_else(|e| e.into_inner());
+        events.entry(event_id).or_insert_with(|| broadcast::channel(16).0).subscribe()
+    }
+
+    pub fn apply_notification(&self, payload: &str) {
+        let Ok(n) = serde_json::from_str::<RoundNotification>(payload) else {
+            tracing::warn!(payload, "unreadable queue notification");
+            return;
+        };
+        let mut events = self.events.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(feed) = events.get(&n.e) {
+            if feed.send(n.round).is_err() {
+                // Nobody waiting on this instance any more.
+                events.remove(&n.e);
+            }
+        }
+    }
+}
+

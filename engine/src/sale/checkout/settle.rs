@@ -1,0 +1,236 @@
+//! Step 4 and every other end of a checkout: the sale committed (or the
+//! money refunded when the seats are gone), the payment declined or failed,
+//! or left pending under watch; each stores the key's final answer.
+
+use super::*;
+
+/// Stores the final answer for the key and gives up the lease.
+pub(super) async fn finish<'e, E>(executor: E, checkout_id: Uuid, state: CheckoutState, outcome: &CheckoutOutcome, booking_id: Option<Uuid>) -> Result<()>
+where
+    E: sqlx::PgExecutor<'e>,
+{
+    sqlx::query!(
+        r#"UPDATE checkouts
+              SET state = $2, response_body = $3, booking_id = coalesce($4, booking_id),
+                  lease_until = now(), updated_at = now()
+            WHERE checkout_id = $1"#,
+        checkout_id,
+        state as CheckoutState,
+        encode_outcome(outcome)?,
+        booking_id,
+    )
+    .execute(executor)
+    .await?;
+    Ok(())
+}
+
+/// The payment outcome is not known yet: answer "pending", keep the seats
+/// reserved, and let reconciliation settle it.
+pub(crate) async fn mark_pending(
+    pool: &sqlx::PgPool,
+    checkout_id: Uuid,
+    provider_ref: Option<&str>,
+    status: PaymentState,
+    error: Option<&str>,
+) -> Result<CheckoutOutcome> {
+    let mut tx = crate::db::begin(pool).await?;
+    if let Some(settled) = lock_unsettled(&mut tx, checkout_id).await? {
+        return Ok(settled);
+    }
+    sqlx::query!(
+        r#"UPDATE payment_intents
+              SET status = $2, provider_ref = coalesce($3, provider_ref),
+                  last_error = $4, updated_at = now()
+            WHERE checkout_id = $1"#,
+        checkout_id,
+        status as PaymentState,
+        provider_ref,
+        error,
+    )
+    .execute(&mut *tx)
+    .await?;
+    let outcome = CheckoutOutcome::PaymentPending { checkout_id };
+    finish(&mut *tx, checkout_id, CheckoutState::PaymentPending, &outcome, None).await?;
+    tx.commit().await?;
+    Ok(outcome)
+}
+
+/// The money is captured: commit the sale if the seats are still reserved
+/// for this checkout, otherwise refund.
+pub(crate) async fn settle_success(engine: &Engine, checkout_id: Uuid, provider_ref: &str) -> Result<CheckoutOutcome> {
+    let pool = engine.pool();
+    let mut tx = crate::db::begin(pool).await?;
+    if let Some(settled) = lock_unsettled(&mut tx, checkout_id).await? {
+        return Ok(settled);
+    }
+    let hold = hold_facts(&mut tx, checkout_id).await?;
+    let booking_id = Uuid::new_v4();
+    let sold = seats::sell(&mut tx, hold.hold_id, &hold.hold_token, booking_id, hold.user_id).await?;
+
+    if sold.len() != hold.seat_count {
+        // The seats were let go before the money arrived: never sell them
+        // twice; give the money back instead.
+        tx.rollback().await?;
+        return refund_unsellable(engine, checkout_id, provider_ref).await;
+    }
+
+    sqlx::query!(
+        r#"INSERT INTO bookings (booking_id, event_id, user_id, hold_id, total_cents, channel, customer_name, customer_email)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"#,
+        booking_id,
+        hold.event_id,
+        hold.user_id,
+        hold.hold_id,
+        hold.total_cents,
+        hold.channel as Channel,
+        hold.customer_name,
+        hold.customer_email,
+    )
+    .execute(&mut *tx)
+    .await?;
+    let seat_ids: Vec<String> = sold.iter().map(|s| s.seat_id.clone()).collect();
+    let prices: Vec<i32> = sold.iter().map(|s| s.price_cents).collect();
+    let ticket_ids: Vec<Uuid> = seat_ids.iter().map(|_| Uuid::new_v4()).collect();
+    let codes: Vec<String> = seat_ids.iter().map(|_| ticket_code()).collect();
+    sqlx::query!(
+        r#"INSERT INTO tickets (ticket_id, booking_id, event_id, seat_id, code, price_cents)
+           SELECT t.id, $1, $2, t.seat, t.code, t.price
+           FROM UNNEST($3::uuid[], $4::text[], $5::text[], $6::int[]) AS t(id, seat, code, price)"#,
+        booking_id,
+        hold.event_id,
+        &ticket_ids,
+        &seat_ids,
+        &codes,
+        &prices,
+    )
+    .execute(&mut *tx)
+    .await?;
+    // A fan who has bought is through the waiting room: their place among
+    // the admitted goes to the next in line now, not minutes later when it
+    // would lapse. (Their admission token still works until it expires.)
+    sqlx::query!(
+        "UPDATE queue_entries SET admission_expires_at = now() WHERE event_id = $1 AND user_id = $2 AND admission_expires_at > now()",
+        hold.event_id,
+        hold.user_id
+    )
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query!(
+        r#"UPDATE payment_intents SET status = 'succeeded', provider_ref = $2, settled_at = now(), updated_at = now()
+            WHERE checkout_id = $1"#,
+        checkout_id,
+        provider_ref
+    )
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query!("UPDATE holds SET state = 'converted', ended_at = now() WHERE hold_id = $1", hold.hold_id)
+        .execute(&mut *tx)
+        .await?;
+    let booking: Booking = bookings::load(&mut tx, &[booking_id])
+        .await?
+        .pop()
+        .ok_or_else(|| EngineError::Internal(format!("booking {booking_id} vanished in its own transaction")))?;
+    let outcome = CheckoutOutcome::Confirmed { booking };
+    finish(&mut *tx, checkout_id, CheckoutState::Confirmed, &outcome, Some(booking_id)).await?;
+    tx.commit().await?;
+    metrics::counter!("frontrow_seats_sold_total").increment(hold.seat_count as u64);
+    Ok(outcome)
+}
+
+pub(crate) enum Unpaid {
+    /// The fan's payment was refused: the hold is theirs again until it lapses.
+    Declined(String),
+    /// The payment never happened (lost before the provider, or voided).
+    Failed(String),
+}
+
+/// Nothing was charged: the seats go back to the hold (with its original
+/// expiry) so the fan can try again, and the key's answer is stored.
+pub(crate) async fn settle_unpaid(pool: &sqlx::PgPool, checkout_id: Uuid, why: Unpaid) -> Result<CheckoutOutcome> {
+    let mut tx = crate::db::begin(pool).await?;
+    if let Some(settled) = lock_unsettled(&mut tx, checkout_id).await? {
+        return Ok(settled);
+    }
+    let hold = hold_facts(&mut tx, checkout_id).await?;
+    seats::return_to_hold(&mut tx, hold.hold_id, &hold.hold_token).await?;
+    sqlx::query!("UPDATE holds SET state = 'active' WHERE hold_id = $1 AND state = 'checking_out'", hold.hold_id)
+        .execute(&mut *tx)
+        .await?;
+    let (state, payment_state, outcome) = match why {
+        Unpaid::Declined(reason) => (CheckoutState::Declined, PaymentState::Declined, CheckoutOutcome::Declined { checkout_id, reason }),
+        Unpaid::Failed(reason) => (CheckoutState::Failed, PaymentState::Canceled, CheckoutOutcome::Failed { checkout_id, reason }),
+    };
+    sqlx::query!(
+        r#"UPDATE payment_intents SET status = $2, settled_at = now(), updated_at = now()
+            WHERE checkout_id = $1"#,
+        checkout_id,
+        payment_state as PaymentState
+    )
+    .execute(&mut *tx)
+    .await?;
+    finish(&mut *tx, checkout_id, state, &outcome, None).await?;
+    tx.commit().await?;
+    Ok(outcome)
+}
+
+/// Captured money for seats that are no longer ours: record the refund
+/// first (so it can never be forgotten), then ask the provider.
+async fn refund_unsellable(engine: &Engine, checkout_id: Uuid, provider_ref: &str) -> Result<CheckoutOutcome> {
+    let pool = engine.pool();
+    let mut tx = crate::db::begin(pool).await?;
+    if let Some(settled) = lock_unsettled(&mut tx, checkout_id).await? {
+        return Ok(settled);
+    }
+    let intent = sqlx::query!(
+        r#"UPDATE payment_intents SET status = 'succeeded', provider_ref = $2, settled_at = now(), updated_at = now()
+            WHERE checkout_id = $1 RETURNING payment_id, amount_cents"#,
+        checkout_id,
+        provider_ref
+    )
+    .fetch_one(&mut *tx)
+    .await?;
+    let refund_id = sqlx::query_scalar!(
+        r#"INSERT INTO refunds (refund_id, payment_id, amount_cents, reason)
+           VALUES ($1, $2, $3, 'seats released before the payment settled')
+           ON CONFLICT (payment_id) WHERE kind = 'unsellable' DO UPDATE SET updated_at = now()
+           RETURNING refund_id"#,
+        Uuid::new_v4(),
+        intent.payment_id,
+        intent.amount_cents,
+    )
+    .fetch_one(&mut *tx)
+    .await?;
+    let hold = hold_facts(&mut tx, checkout_id).await?;
+    sqlx::query!("UPDATE holds SET state = 'expired', ended_at = now() WHERE hold_id = $1 AND state <> 'converted'", hold.hold_id)
+        .execute(&mut *tx)
+        .await?;
+    let outcome = CheckoutOutcome::HoldExpired { checkout_id, refunded: true };
+    finish(&mut *tx, checkout_id, CheckoutState::Refunded, &outcome, None).await?;
+    tx.commit().await?;
+    metrics::counter!("frontrow_refunds_total").increment(1);
+    // If the provider cannot be reached now, the refund stays pending and
+    // reconciliation retries it.
+    if let Err(e) = crate::money::refunds::attempt_refund(engine, refund_id).await {
+        tracing::warn!(%refund_id, error = %e, "refund not completed yet; reconciliation will retry");
+    }
+    Ok(outcome)
+}
+
+/// Locks the checkout and its payment for settling. `Some(answer)` when the
+/// payment was already settled (by the request or by reconciliation): then
+/// nothing may change and the stored answer stands.
+async fn lock_unsettled(conn: &mut sqlx::PgConnection, checkout_id: Uuid) -> Result<Option<CheckoutOutcome>> {
+    let row = sqlx::query!(
+        r#"SELECT c.response_body, pi.settled_at IS NOT NULL AS "settled!"
+           FROM checkouts c JOIN payment_intents pi USING (checkout_id)
+           WHERE c.checkout_id = $1 FOR UPDATE"#,
+        checkout_id
+    )
+    .fetch_one(conn)
+    .await?;
+    match (row.settled, row.response_body) {
+        (true, Some(body)) => decode_outcome(body).map(Some),
+        (true, None) => Err(EngineError::Internal(format!("checkout {checkout_id} settled without an answer"))),
+        (false, _) => Ok(None),
+    }
+}

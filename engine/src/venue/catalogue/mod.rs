@@ -1,0 +1,363 @@
+//! Events: creating them from a layout, changing and cancelling them, the
+//! catalogue, and the booking rules every hold checks.
+
+use std::collections::HashSet;
+
+use chrono::{DateTime, Utc};
+use frontrow_model::{CreatedEvent, Event, EventChanges, EventStatus, EventSummary, NewEvent, SeatKind, SeatStatus, StaffEventLine, TierPrice};
+use uuid::Uuid;
+
+use crate::queue::admission::Admission;
+use crate::box_office::changelog;
+use crate::error::{EngineError, Result};
+use crate::Engine;
+
+mod plan;
+
+pub(crate) use plan::{insert_sections, load_shapes, plan_seats, stage_json};
+pub use plan::{plan_layout, validate_sections, validate_stage};
+
+pub const MAX_SEATS_PER_EVENT: i64 = 100_000;
+pub const MAX_LABEL_LEN: usize = 16;
+pub const MAX_TEXT_LEN: usize = 200;
+
+pub(crate) fn check_text(field: &str, value: &str, max: usize) -> Result<()> {
+    let len = value.trim().chars().count();
+    if len == 0 || len > max || value.chars().any(char::is_control) {
+        return Err(EngineError::invalid(format!("{field} must be 1 to {max} characters, none of them control characters")));
+    }
+    Ok(())
+}
+
+fn check_rules(hold_ttl_seconds: i32, max_seats_per_order: i32) -> Result<()> {
+    if !(1..=3600).contains(&hold_ttl_seconds) {
+        return Err(EngineError::invalid("hold_ttl_seconds must be 1 to 3600"));
+    }
+    if !(1..=50).contains(&max_seats_per_order) {
+        return Err(EngineError::invalid("max_seats_per_order must be 1 to 50"));
+    }
+    Ok(())
+}
+
+/// Checks a new event and counts its seats.
+pub fn validate_new_event(new: &NewEvent) -> Result<i64> {
+    check_text("name", &new.name, MAX_TEXT_LEN)?;
+    check_text("kind", &new.kind, 50)?;
+    check_text("venue", &new.venue, MAX_TEXT_LEN)?;
+    check_rules(new.hold_ttl_seconds, new.max_seats_per_order)?;
+    if new.tiers.is_empty() || new.tiers.len() > 20 {
+        return Err(EngineError::invalid("tiers must list 1 to 20 price tiers"));
+    }
+    let mut tiers = HashSet::new();
+    for t in &new.tiers {
+        check_text("tier", &t.tier, 32)?;
+        if !(0..=10_000_000).contains(&t.price_cents) {
+            return Err(EngineError::invalid("price_cents must be 0 to 10000000"));
+        }
+        if !tiers.insert(t.tier.as_str()) {
+            return Err(EngineError::invalid(format!("tier {:?} is listed twice", t.tier)));
+        }
+    }
+    validate_stage(new.stage.as_ref())?;
+    validate_sections(&new.sections, &tiers)
+}
+
+/// The event's booking rules, checked on every hold.
+pub(crate) struct EventRules {
+    pub event_id: Uuid,
+    pub sale_opens_at: DateTime<Utc>,
+    pub max_seats_per_order: i32,
+    pub waiting_room_enabled: bool,
+    pub published: bool,
+    pub cancelled: bool,
+}
+
+impl From<&Event> for EventRules {
+    fn from(e: &Event) -> Self {
+        Self {
+            event_id: e.event_id,
+            sale_opens_at: e.sale_opens_at,
+            max_seats_per_order: e.max_seats_per_order,
+            waiting_room_enabled: e.waiting_room_enabled,
+            published: e.published,
+            cancelled: e.cancelled_at.is_some(),
+        }
+    }
+}
+
+impl EventRules {
+    /// May `fan` hold seats of this event now?
+    pub fn check_can_hold(&self, fan: Uuid, admission: Option<&Admission>) -> Result<()> {
+        if !self.published {
+            return Err(EngineError::NotFound);
+        }
+        if self.cancelled {
+            return Err(EngineError::EventCancelled);
+        }
+        if self.waiting_room_enabled && !admission.is_some_and(|a| a.admits(self.event_id, fan)) {
+            return Err(EngineError::NotAdmitted);
+        }
+        if self.sale_opens_at > Utc::now() {
+            return Err(EngineError::SaleNotOpen);
+        }
+        Ok(())
+    }
+}
+
+impl Engine {
+    /// Creates an event, seated from its own `sections` or from a saved
+    /// layout (`layout_id`).
+    pub async fn create_event(&self, new: &NewEvent, created_by: Option<Uuid>) -> Result<CreatedEvent> {
+        let mut new = new.clone();
+        match (new.layout_id, new.sections.is_empty()) {
+            (Some(_), false) => return Err(EngineError::invalid("give either sections or layout_id, not both")),
+            (Some(layout_id), true) => {
+                let layout = self.layout(layout_id).await.map_err(|e| match e {
+                    EngineError::NotFound => EngineError::NoSuch("no such layout_id".into()),
+                    other => other,
+                })?;
+                new.sections = layout.sections;
+                new.stage = new.stage.or(layout.stage);
+            }
+            (None, _) => {}
+        }
+        let seats_total = validate_new_event(&new)?;
+        let event_id = Uuid::new_v4();
+        let mut tx = crate::db::begin(self.pool()).await?;
+        sqlx::query!(
+            r#"INSERT INTO events (event_id, name, kind, venue, starts_at, sale_opens_at, hold_ttl_seconds,
+                                   max_seats_per_order, waiting_room_enabled, published, created_by, stage)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"#,
+            event_id,
+            new.name.trim(),
+            new.kind.trim(),
+            new.venue.trim(),
+            new.starts_at as DateTime<Utc>,
+            new.sale_opens_at as DateTime<Utc>,
+            new.hold_ttl_seconds,
+            new.max_seats_per_order,
+            new.waiting_room_enabled,
+            new.published,
+            created_by,
+            stage_json(new.stage.as_ref())?,
+        )
+        .execute(&mut *tx)
+        .await?;
+        insert_sections(&mut tx, event_id, &new.sections).await?;
+        let tier_names: Vec<String> = new.tiers.iter().map(|t| t.tier.clone()).collect();
+        let tier_prices: Vec<i32> = new.tiers.iter().map(|t| t.price_cents).collect();
+        sqlx::query!(
+            "INSERT INTO price_tiers (event_id, tier, price_cents) SELECT $1, * FROM UNNEST($2::text[], $3::int[])",
+            event_id,
+            &tier_names,
+            &tier_prices,
+        )
+        .execute(&mut *tx)
+        .await?;
+
+        let plan = plan_seats(&new.sections);
+        let price_of = |tier: &str| new.tiers.iter().find(|t| t.tier == tier).map_or(0, |t| t.price_cents);
+        let ids: Vec<&str> = plan.iter().map(|s| s.seat_id.as_str()).collect();
+        let sections: Vec<&str> = plan.iter().map(|s| s.section.as_str()).collect();
+        let rows: Vec<&str> = plan.iter().map(|s| s.row.as_str()).collect();
+        let numbers: Vec<i32> = plan.iter().map(|s| s.number).collect();
+        let tiers: Vec<&str> = plan.iter().map(|s| s.tier.as_str()).collect();
+        let prices: Vec<i32> = plan.iter().map(|s| price_of(&s.tier)).collect();
+        let kinds: Vec<SeatKind> = plan.iter().map(|s| s.kind).collect();
+        let aisles: Vec<bool> = plan.iter().map(|s| s.aisle_before).collect();
+        sqlx::query!(
+            r#"INSERT INTO seats (event_id, seat_id, section, row_label, number, position, tier, price_cents, kind, aisle_before)
+               SELECT $1, s.id, s.section, s.row_label, s.number, s.ord, s.tier, s.price, s.kind, s.aisle
+               FROM UNNEST($2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::int[], $8::seat_kind[], $9::bool[])
+                    WITH ORDINALITY AS s(id, section, row_label, number, tier, price, kind, aisle, ord)"#,
+            event_id,
+            &ids as &[&str],
+            &sections as &[&str],
+            &rows as &[&str],
+            &numbers,
+            &tiers as &[&str],
+            &prices,
+            &kinds as &[SeatKind],
+            &aisles,
+        )
+        .execute(&mut *tx)
+        .await?;
+        if let Some(actor) = created_by {
+            changelog::record(&mut tx, Some(event_id), actor, "event_created", &[], &format!("{} seats", seats_total)).await?;
+        }
+        tx.commit().await?;
+        // Other instances hear of it through the events trigger.
+        self.board().forget_published_events();
+        Ok(CreatedEvent { event_id, seats_total })
+    }
+
+    /// Changes an event's facts or rules (not a cancelled one); every
+    /// instance re-reads it.
+    pub async fn update_event(&self, actor: Uuid, event_id: Uuid, changes: &EventChanges) -> Result<Event> {
+        if let Some(name) = &changes.name {
+            check_text("name", name, MAX_TEXT_LEN)?;
+        }
+        if let Some(venue) = &changes.venue {
+            check_text("venue", venue, MAX_TEXT_LEN)?;
+        }
+        let current = self.event(event_id).await?;
+        if current.cancelled_at.is_some() {
+            return Err(EngineError::EventCancelled);
+        }
+        check_rules(
+            changes.hold_ttl_seconds.unwrap_or(current.hold_ttl_seconds),
+            changes.max_seats_per_order.unwrap_or(current.max_seats_per_order),
+        )?;
+        let mut what = Vec::new();
+        if changes.name.is_some() { what.push("name") }
+        if changes.venue.is_some() { what.push("venue") }
+        if changes.starts_at.is_some() { what.push("starts_at") }
+        if changes.sale_opens_at.is_some() { what.push("sale_opens_at") }
+        if changes.hold_ttl_seconds.is_some() { what.push("hold_ttl_seconds") }
+        if changes.max_seats_per_order.is_some() { what.push("max_seats_per_order") }
+        let kind = match changes.published {
+            Some(true) if !current.published => "event_published",
+            Some(false) if current.published => "event_unpublished",
+            _ => "event_changed",
+        };
+        let mut tx = crate::db::begin(self.pool()).await?;
+        let updated = sqlx::query!(
+            r#"UPDATE events SET name = coalesce($2, name), venue = coalesce($3, venue), starts_at = coalesce($4, starts_at),
+                      sale_opens_at = coalesce($5, sale_opens_at), hold_ttl_seconds = coalesce($6, hold_ttl_seconds),
+                      max_seats_per_order = coalesce($7, max_seats_per_order), published = coalesce($8, published)
+                WHERE event_id = $1 AND cancelled_at IS NULL"#,
+            event_id,
+            changes.name.as_deref().map(str::trim),
+            changes.venue.as_deref().map(str::trim),
+            changes.starts_at as Option<DateTime<Utc>>,
+            changes.sale_opens_at as Option<DateTime<Utc>>,
+            changes.hold_ttl_seconds,
+            changes.max_seats_per_order,
+            changes.published,
+        )
+        .execute(&mut *tx)
+        .await?;
+        if updated.rows_affected() == 0 {
+            return Err(EngineError::EventCancelled);
+        }
+        changelog::record(&mut tx, Some(event_id), actor, kind, &[], &what.join(", ")).await?;
+        crate::notices::announce_event_change(&mut tx, event_id).await?;
+        tx.commit().await?;
+        self.board().refresh_facts(event_id).await?;
+        self.event(event_id).await
+    }
+
+    /// The catalogue fans see: published events, soonest first, with their
+    /// seat counts from this instance's seat maps.
+    pub async fn events(&self) -> Result<Vec<EventSummary>> {
+        let ids = self.board().published_events().await?;
+        let mut list = Vec::with_capacity(ids.len());
+        for &id in ids.iter() {
+            list.push(self.board().snapshot(id).await?.summary());
+        }
+        Ok(list)
+    }
+
+    /// Every event, as the box office lists them, with live seat counts.
+    pub async fn staff_events(&self) -> Result<Vec<StaffEventLine>> {
+        let ids = sqlx::query_scalar!("SELECT event_id FROM events ORDER BY starts_at, name").fetch_all(self.pool()).await?;
+        let mut list = Vec::with_capacity(ids.len());
+        for id in ids {
+            let board = self.board().snapshot(id).await?;
+            let summary = board.summary();
+            list.push(StaffEventLine {
+                event_id: id,
+                name: board.event.name.clone(),
+                venue: board.event.venue.clone(),
+                starts_at: board.event.starts_at,
+                status: summary.status,
+                published: board.event.published,
+                seats_total: summary.seats_total,
+                seats_available: board.count(SeatStatus::Available),
+                seats_held: board.count(SeatStatus::Held),
+                seats_sold: board.count(SeatStatus::Sold),
+                seats_blocked: board.count(SeatStatus::Blocked),
+            });
+        }
+        Ok(list)
+    }
+
+    /// The event itself (facts, rules and tiers), read from the database.
+    pub async fn event(&self, event_id: Uuid) -> Result<Event> {
+        load_event(self.pool(), event_id).await
+    }
+
+    pub(crate) async fn rules(&self, event_id: Uuid) -> Result<EventRules> {
+        let r = sqlx::query!(
+            r#"SELECT sale_opens_at AS "sale_opens_at: DateTime<Utc>", max_seats_per_order,
+                      waiting_room_enabled, published, cancelled_at IS NOT NULL AS "cancelled!"
+               FROM events WHERE event_id = $1"#,
+            event_id
+        )
+        .fetch_optional(self.pool())
+        .await?
+        .ok_or(EngineError::NotFound)?;
+        Ok(EventRules {
+            event_id,
+            sale_opens_at: r.sale_opens_at,
+            max_seats_per_order: r.max_seats_per_order,
+            waiting_room_enabled: r.waiting_room_enabled,
+            published: r.published,
+            cancelled: r.cancelled,
+        })
+    }
+
+    pub async fn find_event_by_name(&self, name: &str) -> Result<Option<Uuid>> {
+        Ok(sqlx::query_scalar!("SELECT event_id FROM events WHERE name = $1 ORDER BY created_at LIMIT 1", name)
+            .fetch_optional(self.pool())
+            .await?)
+    }
+}
+
+/// Reads an event (the one query every view of an event starts from).
+pub(crate) async fn load_event(pool: &sqlx::PgPool, event_id: Uuid) -> Result<Event> {
+    let e = sqlx::query!(
+        r#"SELECT event_id, name, kind, venue, starts_at AS "starts_at: DateTime<Utc>", sale_opens_at AS "sale_opens_at: DateTime<Utc>",
+                  hold_ttl_seconds, max_seats_per_order, waiting_room_enabled, published, queue_requires_verified_email,
+                  cancelled_at AS "cancelled_at: DateTime<Utc>"
+           FROM events WHERE event_id = $1"#,
+        event_id
+    )
+    .fetch_optional(pool)
+    .await?
+    .ok_or(EngineError::NotFound)?;
+    let tiers = sqlx::query_as!(
+        TierPrice,
+        "SELECT tier, price_cents FROM price_tiers WHERE event_id = $1 ORDER BY price_cents DESC, tier",
+        event_id
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(Event {
+        event_id: e.event_id,
+        name: e.name,
+        kind: e.kind,
+        venue: e.venue,
+        starts_at: e.starts_at,
+        sale_opens_at: e.sale_opens_at,
+        hold_ttl_seconds: e.hold_ttl_seconds,
+        max_seats_per_order: e.max_seats_per_order,
+        waiting_room_enabled: e.waiting_room_enabled,
+        queue_requires_verified_email: e.queue_requires_verified_email,
+        published: e.published,
+        cancelled_at: e.cancelled_at,
+        tiers,
+    })
+}
+
+/// An event's catalogue entry, given how many seats it has and how many are free.
+pub fn summary(event: Event, seats_total: i64, seats_available: i64, now: DateTime<Utc>) -> EventSummary {
+    EventSummary {
+        status: EventStatus::of(&event, seats_available, now),
+        price_min_cents: event.tiers.iter().map(|t| t.price_cents).min().unwrap_or(0),
+        price_max_cents: event.tiers.iter().map(|t| t.price_cents).max().unwrap_or(0),
+        event,
+        seats_total,
+        seats_available,
+    }
+}

@@ -1,0 +1,119 @@
+//! Saved venue layouts: a seating plan staff build once and seat events
+//! with.
+
+use std::collections::HashSet;
+
+use chrono::{DateTime, Utc};
+use frontrow_model::{Layout, NewLayout, NewSection, User};
+use uuid::Uuid;
+
+use crate::venue::catalogue::{check_text, validate_sections, MAX_TEXT_LEN};
+use crate::box_office::changelog;
+use crate::error::{EngineError, Result};
+use crate::Engine;
+
+/// The tiers a plan's rows and standing areas name, in the order they
+/// first appear.
+pub fn tiers_of(sections: &[NewSection]) -> Vec<String> {
+    let mut seen = HashSet::new();
+    let mut tiers = Vec::new();
+    let named = sections.iter().flat_map(|s| s.standing.iter().map(|a| a.tier.as_str()).chain(s.rows.iter().map(|r| r.tier.as_str())));
+    for tier in named {
+        if seen.insert(tier) {
+            tiers.push(tier.to_owned());
+        }
+    }
+    tiers
+}
+
+/// Checks a plan on its own (its rows' tiers are whatever they name).
+pub fn validate_layout(sections: &[NewSection]) -> Result<i64> {
+    let tiers = tiers_of(sections);
+    for t in &tiers {
+        check_text("tier", t, 32)?;
+    }
+    if tiers.len() > 20 {
+        return Err(EngineError::invalid("a layout may use at most 20 price tiers"));
+    }
+    validate_sections(sections, &tiers.iter().map(String::as_str).collect())
+}
+
+impl Engine {
+    pub async fn save_layout(&self, actor: &User, new: &NewLayout) -> Result<Layout> {
+        crate::accounts::require_staff(actor)?;
+        check_text("name", &new.name, MAX_TEXT_LEN)?;
+        let seats_total = validate_layout(&new.sections)?;
+        crate::venue::catalogue::validate_stage(new.stage.as_ref())?;
+        let stage = new.stage.as_ref().map(serde_json::to_value).transpose().map_err(|e| EngineError::Internal(format!("encoding a stage: {e}")))?;
+        let sections = serde_json::to_value(&new.sections).map_err(|e| EngineError::Internal(format!("encoding a layout: {e}")))?;
+        let tiers = tiers_of(&new.sections);
+        let layout_id = Uuid::new_v4();
+        let mut tx = crate::db::begin(self.pool()).await?;
+        let created_at = sqlx::query_scalar!(
+            r#"INSERT INTO layouts (layout_id, name, sections, tiers, seats_total, created_by, stage)
+               VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING created_at AS "at: DateTime<Utc>""#,
+            layout_id,
+            new.name.trim(),
+            sections,
+            &tiers,
+            seats_total as i32,
+            actor.user_id,
+            stage,
+        )
+        .fetch_one(&mut *tx)
+        .await?;
+        changelog::record(&mut tx, None, actor.user_id, "layout_saved", &[], &format!("{} ({seats_total} seats)", new.name.trim())).await?;
+        tx.commit().await?;
+        Ok(Layout {
+            layout_id,
+            name: new.name.trim().to_owned(),
+            tiers,
+            seats_total,
+            sections: new.sections.clone(),
+            stage: new.stage.clone(),
+            created_at,
+        })
+    }
+
+    pub async fn layouts(&self) -> Result<Vec<Layout>> {
+        let rows = sqlx::query!(
+            r#"SELECT layout_id, name, sections, tiers, seats_total, stage, created_at AS "created_at: DateTime<Utc>"
+               FROM layouts ORDER BY created_at DESC"#
+        )
+        .fetch_all(self.pool())
+        .await?;
+        rows.into_iter()
+            .map(|r| {
+                Ok(Layout {
+                    layout_id: r.layout_id,
+                    name: r.name,
+                    tiers: r.tiers,
+                    seats_total: i64::from(r.seats_total),
+                    sections: serde_json::from_value(r.sections).map_err(|e| EngineError::Internal(format!("a stored layout: {e}")))?,
+                    stage: r.stage.and_then(|s| serde_json::from_value(s).ok()),
+                    created_at: r.created_at,
+                })
+            })
+            .collect()
+    }
+
+    pub async fn layout(&self, layout_id: Uuid) -> Result<Layout> {
+        let r = sqlx::query!(
+            r#"SELECT layout_id, name, sections, tiers, seats_total, stage, created_at AS "created_at: DateTime<Utc>"
+               FROM layouts WHERE layout_id = $1"#,
+            layout_id
+        )
+        .fetch_optional(self.pool())
+        .await?
+        .ok_or(EngineError::NotFound)?;
+        Ok(Layout {
+            layout_id: r.layout_id,
+            name: r.name,
+            tiers: r.tiers,
+            seats_total: i64::from(r.seats_total),
+            sections: serde_json::from_value(r.sections).map_err(|e| EngineError::Internal(format!("a stored layout: {e}")))?,
+            stage: r.stage.and_then(|s| serde_json::from_value(s).ok()),
+            created_at: r.created_at,
+        })
+    }
+}

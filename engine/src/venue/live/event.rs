@@ -1,0 +1,430 @@
+//! One event's live seat map on this instance: each seat's state as last
+//! heard, merged by version, and the feeds its viewers are sent (one per
+//! view: the whole map, a section, the overview's counts).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use bytes::Bytes;
+use chrono::Utc;
+use frontrow_model::live::{LiveFrame, SeatChange, SectionCount};
+use frontrow_model::{Event, SeatStatus};
+use serde::Deserialize;
+use tokio::sync::{broadcast, OnceCell};
+use uuid::Uuid;
+
+use super::snapshot::BoardSnapshot;
+use crate::db::SeatState;
+use crate::sale::seating::EventLayout;
+
+/// How many feed messages a slow viewer may fall behind before it is resent
+/// a full snapshot instead.
+const FEED_CAPACITY: usize = 256;
+
+/// The mutable part of one seat, as last seen.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct SeatCell {
+    pub(super) state: SeatState,
+    pub(super) version: i64,
+    pub(super) hold_expires_ms: Option<i64>,
+    /// Blocked by staff (kept while a counter sale holds it).
+    pub(super) blocked: bool,
+    /// The board's `seq` when this cell last changed.
+    pub(super) seq: u64,
+}
+
+impl SeatCell {
+    /// What the seat is now, for staff (fans see [`SeatStatus::for_fans`]).
+    fn status(&self, now_ms: i64) -> SeatStatus {
+        let lapsed = self.hold_expires_ms.is_some_and(|t| t <= now_ms);
+        match self.state {
+            SeatState::Available => SeatStatus::Available,
+            SeatState::Blocked => SeatStatus::Blocked,
+            // Lazy expiry, as in the hold predicate: a lapsed lease is free
+            // now, or blocked again if it was a counter sale of a blocked seat.
+            SeatState::Held if lapsed && self.blocked => SeatStatus::Blocked,
+            SeatState::Held if lapsed => SeatStatus::Available,
+            SeatState::Held | SeatState::PaymentPending => SeatStatus::Held,
+            SeatState::Sold => SeatStatus::Sold,
+        }
+    }
+}
+
+/// One changed seat as the trigger reports it.
+#[derive(Debug, Clone, Deserialize)]
+pub(super) struct Change(String, i64, SeatState, Option<i64>, bool);
+
+
+#[derive(Default)]
+pub(super) struct Cells {
+    /// Set by the first load, under the same lock as the cells.
+    layout: Option<Arc<EventLayout>>,
+    /// Aligned with `EventLayout::seats` once loaded.
+    seats: Vec<SeatCell>,
+    /// Changes heard before the first load finished; merged by version.
+    early: Vec<Change>,
+    version: i64,
+    /// Changes applied so far, in arrival order.
+    seq: u64,
+}
+
+/// What viewers of an event are sent as seats change.
+#[derive(Debug, Clone)]
+pub enum FeedMessage {
+    /// A `{"type":"diff",...}` frame, serialised once, its bytes shared by
+    /// every viewer.
+    Diff(Bytes),
+    /// Changes may have been missed: send each viewer a fresh snapshot.
+    Resync,
+}
+
+/// What a viewer of an event's live feed looks at, and so is sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    /// Every seat: the venue drawn whole.
+    Whole,
+    /// One section's seats (index into the layout's sections); for a
+    /// standing area, its count of free places.
+    Section(usize),
+    /// How many places each section has free.
+    Overview,
+}
+
+/// The event's feeds, one per view: a viewer is sent only what it shows.
+pub(super) struct Feeds {
+    whole: broadcast::Sender<FeedMessage>,
+    overview: broadcast::Sender<FeedMessage>,
+    /// One per section of the layout, made with it.
+    sections: std::sync::OnceLock<Vec<broadcast::Sender<FeedMessage>>>,
+}
+
+impl Feeds {
+    fn new() -> Self {
+        Self { whole: broadcast::channel(FEED_CAPACITY).0, overview: broadcast::channel(FEED_CAPACITY).0, sections: Default::default() }
+    }
+
+    fn sections(&self, layout: &EventLayout) -> &[broadcast::Sender<FeedMessage>] {
+        self.sections.get_or_init(|| layout.sections.iter().map(|_| broadcast::channel(FEED_CAPACITY).0).collect())
+    }
+
+    pub(super) fn every(&self) -> impl Iterator<Item = &broadcast::Sender<FeedMessage>> {
+        [&self.whole, &self.overview].into_iter().chain(self.sections.get().into_iter().flatten())
+    }
+}
+
+/// One event's live seat map on this instance.
+pub struct LiveEvent {
+    pub(super) event_id: Uuid,
+    epoch: u32,
+    pub(super) layout: OnceCell<Arc<EventLayout>>,
+    /// The event's facts, re-read when staff change them.
+    facts: RwLock<Option<Arc<Event>>>,
+    /// Bumped at every change of `facts` (under its lock).
+    facts_generation: AtomicU64,
+    cells: RwLock<Cells>,
+    pub(super) feeds: Feeds,
+    /// The last whole-map frame, with the (seq, lapsed leases) it shows.
+    whole_map: Mutex<Option<((u64, usize), Bytes)>>,
+}
+
+impl LiveEvent {
+    pub(super) fn new(event_id: Uuid, epoch: u32) -> Self {
+        Self {
+            event_id,
+            epoch,
+            layout: OnceCell::new(),
+            facts: RwLock::new(None),
+            facts_generation: AtomicU64::new(0),
+            cells: RwLock::new(Cells::default()),
+            feeds: Feeds::new(),
+            whole_map: Mutex::new(None),
+        }
+    }
+
+    pub fn event_id(&self) -> Uuid {
+        self.event_id
+    }
+
+    /// The view of this event named by a section (`None`: the whole map).
+    pub fn view(&self, section: Option<&str>) -> Option<View> {
+        match section {
+            None => Some(View::Whole),
+            Some(name) => self.layout.get()?.section_index(name).map(View::Section),
+        }
+    }
+
+    /// Receives what `view` shows (diffs or counts) and resync requests
+    /// from now on.
+    pub fn subscribe(&self, view: View) -> broadcast::Receiver<FeedMessage> {
+        match (view, self.layout.get()) {
+            (View::Section(s), Some(layout)) if s < layout.sections.len() => self.feeds.sections(layout)[s].subscribe(),
+            (View::Overview, _) => self.feeds.overview.subscribe(),
+            _ => self.feeds.whole.subscribe(),
+        }
+    }
+
+    /// Everyone watching this event, whatever their view.
+    pub fn viewers(&self) -> usize {
+        self.feeds.every().map(broadcast::Sender::receiver_count).sum()
+    }
+
+    pub fn layout(&self) -> Option<&Arc<EventLayout>> {
+        self.layout.get()
+    }
+
+    /// The event's facts as last read.
+    pub fn facts(&self) -> Option<Arc<Event>> {
+        self.facts.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub(super) fn set_facts(&self, event: Event) {
+        let mut facts = self.facts.write().unwrap_or_else(|e| e.into_inner());
+        *facts = Some(Arc::new(event));
+        self.facts_generation.fetch_add(1, Ordering::Release);
+    }
+
+    /// A consistent copy of the map now, named by its [`BoardSnapshot::revision`].
+    pub fn snapshot(&self) -> Option<BoardSnapshot> {
+        let layout = self.layout.get()?.clone();
+        let (event, facts_generation) = {
+            let facts = self.facts.read().unwrap_or_else(|e| e.into_inner());
+            (facts.clone()?, self.facts_generation.load(Ordering::Acquire))
+        };
+        let now = Utc::now();
+        let now_ms = now.timestamp_millis();
+        let cells = self.cells.read().unwrap_or_else(|e| e.into_inner());
+        Some(BoardSnapshot {
+            statuses: cells.seats.iter().map(|c| c.status(now_ms)).collect(),
+            version: cells.version,
+            epoch: self.epoch,
+            seq: cells.seq,
+            revision: self.revision_of(&cells, now_ms, facts_generation),
+            event,
+            layout,
+            taken_at: now,
+        })
+    }
+
+    /// Of `seat_ids`, those this board shows free, if it shows at least one
+    /// of them taken (held, paying, sold or blocked): a hold of them all
+    /// would be refused. `None` when all look free, when an id is not in the
+    /// layout, or before the map is loaded.
+    pub fn free_if_any_taken(&self, seat_ids: &[String]) -> Option<Vec<String>> {
+        let layout = self.layout.get()?;
+        let now_ms = Utc::now().timestamp_millis();
+        let cells = self.cells.read().unwrap_or_else(|e| e.into_inner());
+        let mut free = Vec::new();
+        let mut taken = false;
+        for id in seat_ids {
+            match cells.seats.get(layout.seat_index(id)?)?.status(now_ms) {
+                SeatStatus::Available => free.push(id.clone()),
+                _ => taken = true,
+            }
+        }
+        taken.then_some(free)
+    }
+
+    /// How many places of a section (by name) are free now, without
+    /// copying the map.
+    pub fn free_places(&self, section: &str) -> Option<i64> {
+        let layout = self.layout.get()?;
+        let s = layout.section_index(section)?;
+        let cells = self.cells.read().unwrap_or_else(|e| e.into_inner());
+        Some(free_in(layout, &cells, s, Utc::now().timestamp_millis()))
+    }
+
+    /// How many seats are free now (lapsed leases included), without
+    /// copying the map.
+    pub fn available_now(&self) -> Option<i64> {
+        self.layout.get()?;
+        let now_ms = Utc::now().timestamp_millis();
+        let cells = self.cells.read().unwrap_or_else(|e| e.into_inner());
+        Some(cells.seats.iter().filter(|c| c.status(now_ms) == SeatStatus::Available).count() as i64)
+    }
+
+    /// The revision a [`snapshot`](Self::snapshot) taken now would have,
+    /// without copying the map: enough to tell whether prepared bytes are
+    /// still current.
+    pub fn revision(&self) -> Option<String> {
+        self.layout.get()?;
+        let facts_generation = {
+            let facts = self.facts.read().unwrap_or_else(|e| e.into_inner());
+            facts.as_ref()?;
+            self.facts_generation.load(Ordering::Acquire)
+        };
+        let cells = self.cells.read().unwrap_or_else(|e| e.into_inner());
+        Some(self.revision_of(&cells, Utc::now().timestamp_millis(), facts_generation))
+    }
+
+    /// What fans see depends on the changes applied, the leases lapsed since
+    /// (lazy expiry frees them without a change) and the facts (name, tiers,
+    /// prices) in force; the caller reads all three together.
+    fn revision_of(&self, cells: &Cells, now_ms: i64, facts_generation: u64) -> String {
+        let lapsed = cells.seats.iter().filter(|c| c.state == SeatState::Held && c.hold_expires_ms.is_some_and(|t| t <= now_ms)).count();
+        format!("{:x}-{:x}-{:x}-{facts_generation:x}", self.epoch, cells.seq, lapsed)
+    }
+
+    /// The WebSocket snapshot frame of a view. With `since` (an epoch and
+    /// seq this board handed out), only seats that may look different to a
+    /// viewer who has the map as of then: those changed after it, and held
+    /// seats whose lease has lapsed meanwhile. A `since` from another epoch
+    /// (another process, or before a restart) gets the whole view. Views of
+    /// counts (the overview, a standing area) always get every count.
+    pub fn snapshot_frame(&self, view: View, since: Option<(u32, u64)>) -> Option<Bytes> {
+        let layout = self.layout.get()?;
+        let now_ms = Utc::now().timestamp_millis();
+        let cells = self.cells.read().unwrap_or_else(|e| e.into_inner());
+        let range = match view {
+            View::Whole => 0..layout.seats.len(),
+            View::Section(s) if !layout.sections.get(s)?.is_standing() => layout.sections[s].seats.clone(),
+            View::Section(s) => return counts_of(layout, &cells, self.epoch, s..s + 1, now_ms),
+            View::Overview => return counts_of(layout, &cells, self.epoch, 0..layout.sections.len(), now_ms),
+        };
+        let since = since.and_then(|(epoch, seq)| (epoch == self.epoch && seq <= cells.seq).then_some(seq));
+        let lapsed = |c: &SeatCell| c.state == SeatState::Held && c.hold_expires_ms.is_some_and(|t| t <= now_ms);
+        // The whole map is the same for every viewer who connects between
+        // two changes (and lapses): made once, shared.
+        let whole_map_key = (since.is_none() && view == View::Whole).then(|| (cells.seq, cells.seats.iter().filter(|c| lapsed(c)).count()));
+        let mut whole_map = self.whole_map.lock().unwrap_or_else(|e| e.into_inner());
+        if let (Some(key), Some((made_for, frame))) = (whole_map_key, whole_map.as_ref()) {
+            if key == *made_for {
+                return Some(frame.clone());
+            }
+        }
+        let seats = cells.seats[range.clone()]
+            .iter()
+            .zip(range)
+            .filter(|(c, _)| since.is_none_or(|seq| c.seq > seq || lapsed(c)))
+            .map(|(c, i)| SeatChange { seat_id: layout.seats[i].seat_id.as_str().into(), status: c.status(now_ms).for_fans(), version: None })
+            .collect();
+        let frame = Bytes::from(serde_json::to_vec(&LiveFrame::Snapshot { version: cells.version, epoch: self.epoch, seq: cells.seq, seats }).ok()?);
+        if let Some(key) = whole_map_key {
+            *whole_map = Some((key, frame.clone()));
+        }
+        Some(frame)
+    }
+
+    /// Applies one notification's changes and tells viewers about the seats
+    /// whose visible status changed: each view its own (diffs to the whole
+    /// map and to the sections' viewers, counts to the overview and to
+    /// standing areas' viewers).
+    pub(super) fn apply(&self, changes: Vec<Change>) {
+        let now_ms = Utc::now().timestamp_millis();
+        let mut cells = self.cells.write().unwrap_or_else(|e| e.into_inner());
+        let Some(layout) = cells.layout.clone() else {
+            cells.early.extend(changes);
+            return;
+        };
+        // Every change that moves a seat forward is sent, even if its status
+        // looks the same (a lapsed hold taken again reads "held" to anyone
+        // who last saw "held", but "available" to anyone who loaded after
+        // the lapse); viewers ignore what they already show.
+        let mut changed = Vec::new();
+        for change in changes {
+            if let Some((i, status, version)) = cells.merge(&layout, change, now_ms) {
+                changed.push((i, SeatChange { seat_id: layout.seats[i].seat_id.as_str().into(), status: status.for_fans(), version: Some(version) }));
+            }
+        }
+        if changed.is_empty() {
+            return;
+        }
+        // Sent under the lock: a viewer subscribes before it reads its
+        // snapshot, so every frame it receives is either in that snapshot
+        // (and replays harmlessly, in order) or newer.
+        let (version, seq) = (cells.version, cells.seq);
+        let diff = |changes| LiveFrame::Diff { version, epoch: self.epoch, seq, changes };
+        if self.feeds.whole.receiver_count() > 0 {
+            send(&self.feeds.whole, &diff(changed.iter().map(|(_, c)| c.clone()).collect()));
+        }
+        let section_feeds = self.feeds.sections(&layout);
+        let mut touched: Vec<usize> = changed.iter().map(|(i, _)| layout.section_of(*i)).collect();
+        touched.sort_unstable();
+        touched.dedup();
+        for &s in &touched {
+            let feed = &section_feeds[s];
+            if feed.receiver_count() == 0 {
+                continue;
+            }
+            if layout.sections[s].is_standing() {
+                if let Some(frame) = counts_of(&layout, &cells, self.epoch, s..s + 1, now_ms) {
+                    let _ = feed.send(FeedMessage::Diff(frame));
+                }
+            } else {
+                let mine = changed.iter().filter(|(i, _)| layout.section_of(*i) == s).map(|(_, c)| c.clone()).collect();
+                send(feed, &diff(mine));
+            }
+        }
+        if self.feeds.overview.receiver_count() > 0 {
+            if let Some(frame) = counts_of(&layout, &cells, self.epoch, touched.iter().copied(), now_ms) {
+                let _ = self.feeds.overview.send(FeedMessage::Diff(frame));
+            }
+        }
+    }
+
+    /// Takes freshly read rows, then merges what was heard before the first
+    /// load finished.
+    pub(super) fn install(&self, layout: &Arc<EventLayout>, rows: Vec<(usize, SeatCell)>) {
+        let mut cells = self.cells.write().unwrap_or_else(|e| e.into_inner());
+        if cells.seats.len() != layout.seats.len() {
+            cells.seats = vec![SeatCell { state: SeatState::Available, version: 0, hold_expires_ms: None, blocked: false, seq: 0 }; layout.seats.len()];
+        }
+        // A reload races the changes heard meanwhile: keep the newer of each.
+        for (i, cell) in rows {
+            if cell.version > cells.seats[i].version {
+                cells.seq += 1;
+                cells.seats[i] = SeatCell { seq: cells.seq, ..cell };
+            }
+        }
+        cells.version = cells.seats.iter().map(|c| c.version).max().unwrap_or(0);
+        cells.layout = Some(layout.clone());
+        let now_ms = Utc::now().timestamp_millis();
+        for change in std::mem::take(&mut cells.early) {
+            cells.merge(layout, change, now_ms);
+        }
+    }
+}
+
+impl Cells {
+    /// Takes `change` if it is newer than the seat's version; returns the
+    /// seat, its status now and the version.
+    fn merge(&mut self, layout: &EventLayout, change: Change, now_ms: i64) -> Option<(usize, SeatStatus, i64)> {
+        let Change(seat_id, version, state, hold_expires_ms, blocked) = change;
+        let i = layout.seat_index(&seat_id)?;
+        let seq = self.seq + 1;
+        let cell = self.seats.get_mut(i)?;
+        if version <= cell.version {
+            return None;
+        }
+        *cell = SeatCell { state, version, hold_expires_ms, blocked, seq };
+        let status = cell.status(now_ms);
+        self.seq = seq;
+        self.version = self.version.max(version);
+        Some((i, status, version))
+    }
+}
+
+/// Serialises a frame once and hands its bytes to every viewer of a feed.
+fn send(feed: &broadcast::Sender<FeedMessage>, frame: &LiveFrame<'_>) {
+    if let Ok(text) = serde_json::to_vec(frame) {
+        let _ = feed.send(FeedMessage::Diff(Bytes::from(text)));
+    }
+}
+
+/// How many places a section has free now, as fans count them.
+fn free_in(layout: &EventLayout, cells: &Cells, section: usize, now_ms: i64) -> i64 {
+    let range = layout.sections[section].seats.clone();
+    cells.seats.get(range).map_or(0, |seats| seats.iter().filter(|c| c.status(now_ms).for_fans() == SeatStatus::Available).count() as i64)
+}
+
+/// A counts frame of these sections, as they stand now.
+fn counts_of(layout: &EventLayout, cells: &Cells, epoch: u32, sections: impl Iterator<Item = usize>, now_ms: i64) -> Option<Bytes> {
+    let sections = sections
+        .filter(|&s| s < layout.sections.len())
+        .map(|s| SectionCount {
+            section: layout.sections[s].name.as_str().into(),
+            available: free_in(layout, cells, s, now_ms),
+            total: layout.sections[s].seats.len() as i64,
+        })
+        .collect();
+    serde_json::to_vec(&LiveFrame::Counts { version: cells.version, epoch, seq: cells.seq, sections }).ok().map(Bytes::from)
+}

@@ -1,0 +1,7 @@
+//! The venue: events and their rules ([`catalogue`]), the saved layouts
+//! events are seated from ([`layouts`]), and each instance's live seat maps
+//! ([`live`]).
+
+pub mod catalogue;
+pub mod layouts;
+pub mod live;

@@ -1,0 +1,77 @@
+//! Capacity runs for the ratios against pgbench.
+
+use super::*;
+
+#[derive(clap::Args)]
+pub struct CapacityArgs {
+    /// healthz (fixed bytes), seats (the seat-map JSON), holds, joins.
+    #[arg(long)]
+    what: String,
+    #[arg(long, default_value_t = 32)]
+    concurrency: usize,
+    #[arg(long, default_value_t = 5.0)]
+    secs: f64,
+    /// Seats of the event used (seats, holds).
+    #[arg(long, default_value_t = 10000)]
+    seats: usize,
+}
+
+pub async fn capacity(ctx: &Ctx, args: CapacityArgs) -> Result<Report> {
+    let api = &ctx.api;
+    let event_id = match args.what.as_str() {
+        "healthz" => String::new(),
+        "seats" | "holds" => create_event(api, &ctx.staff, &event_body(&format!("Capacity {}", rand::random::<u32>()), args.seats, 600, 50, false)).await?,
+        "joins" => create_event(api, &ctx.staff, &event_body(&format!("Joins {}", rand::random::<u32>()), 100, 600, 4, true)).await?,
+        other => bail!("unknown --what {other}: healthz, seats, holds or joins"),
+    };
+    if matches!(args.what.as_str(), "holds" | "joins") {
+        need_fans(ctx, args.concurrency)?;
+    }
+    let rec = Arc::new(Recorder::default());
+    let next = Arc::new(AtomicUsize::new(0));
+    let cpu_before = cpu_now(&ctx.server_pids);
+    let started = Instant::now();
+    let until = started + Duration::from_secs_f64(args.secs);
+    let rows = args.seats / PER_ROW;
+    // Closed loop on purpose: this measures the most the server answers.
+    let workers = (0..args.concurrency).map(|w| {
+        let (api, rec, next, ev, fans, what) = (api.clone(), rec.clone(), next.clone(), event_id.clone(), ctx.fans.clone(), args.what.clone());
+        async move {
+            while Instant::now() < until {
+                let t = Instant::now();
+                let ok = match what.as_str() {
+                    "healthz" => timed(&rec, "GET /healthz", t, api.get("/healthz", None)).await.is_some_and(|r| r.status == 200),
+                    "seats" => timed(&rec, "GET seat map JSON", t, api.read(&format!("/api/v1/events/{ev}/seats"), None)).await.is_some_and(|r| r.status == 200),
+                    "holds" => {
+                        // Seats in order, so holds never conflict: the bare rate.
+                        let n = next.fetch_add(1, Ordering::Relaxed);
+                        if n >= rows * PER_ROW {
+                            break;
+                        }
+                        let fan = &fans[(n * 31 + w) % fans.len()];
+                        let seat = seat_id(n / PER_ROW + 1, n % PER_ROW + 1);
+                        timed(&rec, "hold one seat", t, api.post(&format!("/api/v1/events/{ev}/holds"), Some(&fan.session), &[], &json!({ "seat_ids": [seat] }))).await.is_some_and(|r| r.status == 201)
+                    }
+                    _ => {
+                        let n = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(fan) = fans.get(n) else { break };
+                        timed(&rec, "queue join", t, api.post(&format!("/api/v1/events/{ev}/queue"), Some(&fan.session), &[], &json!({}))).await.is_some_and(|r| r.status == 201)
+                    }
+                };
+                rec.count(if ok { "ok" } else { "failed" });
+            }
+        }
+    });
+    futures::future::join_all(workers).await;
+    let elapsed = started.elapsed();
+    let phase = Phase::new(&args.what, &rec, elapsed, cpu_now(&ctx.server_pids).since(cpu_before));
+    let ok = rec.counter("ok");
+    let per_second = ok as f64 / elapsed.as_secs_f64();
+    let json = json!({ "scenario": "capacity", "what": args.what, "concurrency": args.concurrency, "ok": ok, "failed": rec.counter("failed"),
+        "ok_per_second": per_second, "phase": phase, "passed": true });
+    let md = format!(
+        "capacity {}: {} ok ({} failed) in {:.1} s with {} concurrent callers = **{:.0}/s**, server CPU {:.3} ms/request\n",
+        args.what, ok, rec.counter("failed"), elapsed.as_secs_f64(), args.concurrency, per_second, phase.server_cpu_ms_per_request
+    );
+    Ok(Report { json, markdown: md, passed: true })
+}
