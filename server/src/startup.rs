@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use axum::http::{HeaderName, Request};
 use axum::response::IntoResponse;
 use axum::Router;
-use frontrow_engine::money::payment::{HttpProvider, SimulatedProvider, SimulatedSettings};
+use frontrow_engine::payment::{HttpProvider, SimulatedProvider, SimulatedSettings};
 use frontrow_engine::{Engine, EngineSettings, PaymentProvider};
 use leptos::config::LeptosOptions;
 use leptos_axum::{generate_route_list, LeptosRoutes};

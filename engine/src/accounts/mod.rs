@@ -19,7 +19,7 @@ use uuid::Uuid;
 use chrono::{DateTime, Utc};
 use frontrow_model::{NewStaffUser, Role, StaffAccount, User, UserChanges};
 
-use crate::box_office::changelog;
+use crate::changelog;
 use crate::error::{EngineError, Result};
 use crate::Engine;
 

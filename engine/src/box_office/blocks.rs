@@ -6,7 +6,7 @@ use uuid::Uuid;
 
 use crate::accounts::require_staff;
 use crate::venue::catalogue::check_text;
-use crate::box_office::changelog;
+use crate::changelog;
 use crate::error::{EngineError, Result};
 use crate::sale::seats;
 use crate::Engine;

@@ -31,7 +31,7 @@ impl Engine {
         .await?;
         if let Some(t) = admitted {
             // Admitted and logged together, or neither.
-            crate::box_office::changelog::record(&mut tx, Some(t.event_id), staff.user_id, "check_in", std::slice::from_ref(&t.seat_id), &code).await?;
+            crate::changelog::record(&mut tx, Some(t.event_id), staff.user_id, "check_in", std::slice::from_ref(&t.seat_id), &code).await?;
             tx.commit().await?;
             metrics::counter!("frontrow_checkins_total").increment(1);
             let board = self.board().snapshot(t.event_id).await?;

@@ -125,7 +125,7 @@ impl Engine {
         if let Ok(CheckoutOutcome::Confirmed { booking }) = &outcome {
             let mut conn = self.pool().acquire().await?;
             let detail = format!("booking {}, {} cents, {:?}, for {}", booking.booking_id, booking.total_cents, sale.payment, sale.customer_name.trim());
-            crate::box_office::changelog::record(&mut conn, Some(event_id), staff.user_id, "counter_sale", &booking.seat_ids, &detail).await?;
+            crate::changelog::record(&mut conn, Some(event_id), staff.user_id, "counter_sale", &booking.seat_ids, &detail).await?;
         }
         outcome
     }

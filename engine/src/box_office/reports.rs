@@ -11,7 +11,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use crate::accounts::require_staff;
-use crate::box_office::changelog::csv_field;
+use crate::changelog::csv_field;
 use crate::error::{EngineError, Result};
 use crate::accounts::mail::Mail;
 use crate::Engine;
@@ -178,11 +178,11 @@ impl Engine {
             .fetch_all(self.pool())
             .await?;
         for refund_id in refunds {
-            crate::money::refunds::attempt_refund(self, refund_id).await?;
+            crate::payment::attempt_refund(self, refund_id).await?;
         }
         let mut conn = self.pool().acquire().await?;
         let event_id = sqlx::query_scalar!("SELECT event_id FROM checkouts WHERE checkout_id = $1", checkout_id).fetch_one(&mut *conn).await?;
-        crate::box_office::changelog::record(&mut conn, Some(event_id), staff.user_id, "payment_settled", &[], &payment_id.to_string()).await?;
+        crate::changelog::record(&mut conn, Some(event_id), staff.user_id, "payment_settled", &[], &payment_id.to_string()).await?;
         self.payment_info(payment_id).await
     }
 
@@ -227,7 +227,7 @@ impl Engine {
         let _ = write!(body, "\nShow them at the door, or print them: {site}/bookings/{booking_id}/print\n");
         self.mailer().send(&Mail { to: r.to.clone(), subject: format!("Your tickets for {}", r.event_name), body }).await?;
         let mut conn = self.pool().acquire().await?;
-        crate::box_office::changelog::record(&mut conn, Some(booking.event_id), staff.user_id, "tickets_resent", &booking.seat_ids, &r.to).await?;
+        crate::changelog::record(&mut conn, Some(booking.event_id), staff.user_id, "tickets_resent", &booking.seat_ids, &r.to).await?;
         Ok(r.to)
     }
 }

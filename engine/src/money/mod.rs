@@ -1,6 +1,7 @@
-//! Money: the payment providers, refunds, and reconciling every payment
-//! whose outcome a checkout could not learn in time.
+//! Money after the sale: refunds (a booking, single tickets, a cancelled
+//! event) and reconciling every payment whose outcome a checkout could not
+//! learn in time. The providers that both this and the checkout talk to are
+//! beside the rooms, in `payment`.
 
-pub mod payment;
-pub(crate) mod refunds;
 pub mod reconcile;
+pub(crate) mod refunds;

@@ -17,11 +17,11 @@ use std::time::Duration;
 use uuid::Uuid;
 
 use crate::sale::checkout::{mark_pending, pay, recorded_request, settle_success, settle_unpaid, CheckoutOutcome, Sending, Unpaid};
-use crate::money::payment::CASH;
-use crate::money::refunds::attempt_refund;
+use crate::payment::CASH;
+use crate::payment::attempt_refund;
 use crate::db::PaymentState;
 use crate::error::Result;
-use crate::money::payment::PaymentStatus;
+use crate::payment::PaymentStatus;
 use crate::sale::seats;
 use crate::Engine;
 

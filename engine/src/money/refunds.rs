@@ -1,6 +1,6 @@
 //! Giving money back: staff refunding a booking or single tickets, an event
-//! cancelled (every booking refunded), and the provider call that returns
-//! the money.
+//! cancelled (every booking refunded). The provider is asked by
+//! [`crate::payment::attempt_refund`].
 //!
 //! Each refund is decided in one transaction that turns the tickets
 //! `refunded` (or `void`) with a conditional UPDATE, frees their seats,
@@ -17,11 +17,9 @@ use uuid::Uuid;
 
 use crate::accounts::require_staff;
 use crate::venue::catalogue::check_text;
-use crate::box_office::changelog;
-use crate::money::payment::CASH;
-use crate::db::RefundState;
+use crate::changelog;
 use crate::error::{EngineError, Result};
-use crate::money::payment::RefundStatus;
+use crate::payment::attempt_refund;
 use crate::sale::seats::{self, Unsold};
 use crate::tokens::sha256_hex;
 use crate::Engine;
@@ -326,42 +324,5 @@ async fn remember<T: Serialize>(conn: &mut PgConnection, user_id: Uuid, key: &Id
         // The same key finished meanwhile (its transaction held the key's row).
         return Err(EngineError::IdempotencyKeyInUse);
     }
-    Ok(())
-}
-
-/// Asks the provider to refund, and records what it said. Money taken in
-/// cash was handed back at the counter when the refund was recorded.
-pub(crate) async fn attempt_refund(engine: &Engine, refund_id: Uuid) -> Result<()> {
-    let pool = engine.pool();
-    let r = sqlx::query!(
-        r#"SELECT r.amount_cents, p.provider, p.provider_ref AS "provider_ref?"
-           FROM refunds r JOIN payment_intents p USING (payment_id) WHERE r.refund_id = $1"#,
-        refund_id
-    )
-    .fetch_one(pool)
-    .await?;
-    let (state, reference, error) = if r.provider == CASH {
-        (RefundState::Succeeded, Some(format!("cash-{refund_id}")), None)
-    } else {
-        let provider_ref = r.provider_ref.ok_or_else(|| EngineError::Internal("refund of a payment without provider reference".into()))?;
-        match engine.provider().refund(&provider_ref, r.amount_cents, &format!("refund-{refund_id}")).await {
-            Ok(refund) => match refund.status {
-                RefundStatus::Succeeded => (RefundState::Succeeded, Some(refund.provider_ref), None),
-                RefundStatus::Pending => (RefundState::Pending, Some(refund.provider_ref), None),
-                RefundStatus::Failed { reason } => (RefundState::Failed, Some(refund.provider_ref), Some(reason)),
-            },
-            Err(e) => (RefundState::Pending, None, Some(e.to_string())),
-        }
-    };
-    sqlx::query!(
-        r#"UPDATE refunds SET status = $2, provider_ref = coalesce($3, provider_ref), last_error = $4, updated_at = now()
-            WHERE refund_id = $1"#,
-        refund_id,
-        state as RefundState,
-        reference,
-        error,
-    )
-    .execute(pool)
-    .await?;
     Ok(())
 }

@@ -308,7 +308,7 @@ impl Engine {
             return Err(EngineError::NotFound);
         }
         let detail = serde_json::to_string(s).unwrap_or_default();
-        crate::box_office::changelog::record(&mut tx, Some(event_id), staff.user_id, "waiting_room_changed", &[], &detail).await?;
+        crate::changelog::record(&mut tx, Some(event_id), staff.user_id, "waiting_room_changed", &[], &detail).await?;
         crate::notices::announce_event_change(&mut tx, event_id).await?;
         tx.commit().await?;
         self.board().refresh_facts(event_id).await?;

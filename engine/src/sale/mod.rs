@@ -3,14 +3,15 @@
 //! - [`seats`]: each seat transition, written once, with its change-log row;
 //! - [`holds`] and [`hold_batch`]: claiming seats all or none, fenced by a
 //!   token, many fans' holds gathered into one database call;
-//! - [`best`]: the best seats side by side; [`seating`]: the plan in memory;
+//! - [`best`]: the best seats side by side;
 //! - [`checkout`]: from a hold to a booking, payment in between;
+//!   [`bookings`]: reading what was sold;
 //! - [`reaper`]: lapsed holds returned in batches.
 
-pub mod seats;
-pub(crate) mod holds;
-pub mod hold_batch;
 pub mod best;
-pub mod seating;
+pub(crate) mod bookings;
 pub mod checkout;
+pub mod hold_batch;
+pub(crate) mod holds;
 pub(crate) mod reaper;
+pub mod seats;

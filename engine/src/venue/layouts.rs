@@ -8,7 +8,7 @@ use frontrow_model::{Layout, NewLayout, NewSection, User};
 use uuid::Uuid;
 
 use crate::venue::catalogue::{check_text, validate_sections, MAX_TEXT_LEN};
-use crate::box_office::changelog;
+use crate::changelog;
 use crate::error::{EngineError, Result};
 use crate::Engine;
 

@@ -1,7 +1,8 @@
 //! The venue: events and their rules ([`catalogue`]), the saved layouts
-//! events are seated from ([`layouts`]), and each instance's live seat maps
-//! ([`live`]).
+//! events are seated from ([`layouts`]), an event's seating plan in memory
+//! ([`seating`]), and each instance's live seat maps ([`live`]).
 
 pub mod catalogue;
 pub mod layouts;
 pub mod live;
+pub mod seating;

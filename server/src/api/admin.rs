@@ -285,7 +285,7 @@ pub async fn change_log_csv(
 ) -> ApiResult<Response> {
     state.engine.event(event_id).await?;
     let entries = state.engine.change_log(event_id, &filter).await?;
-    Ok(csv(format!("log-{event_id}.csv"), frontrow_engine::box_office::changelog::log_csv(&entries)))
+    Ok(csv(format!("log-{event_id}.csv"), frontrow_engine::changelog::log_csv(&entries)))
 }
 
 #[utoipa::path(get, path = "/api/v1/admin/events/{event_id}/sales.csv", params(("event_id" = Uuid, Path)), security(("session" = [])),

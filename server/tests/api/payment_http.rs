@@ -13,7 +13,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use axum::{Form, Json, Router};
 use crate::common::*;
-use frontrow_engine::money::payment::{HttpProvider, PaymentProvider, PaymentRequest, PaymentStatus, ProviderError, RefundStatus};
+use frontrow_engine::payment::{HttpProvider, PaymentProvider, PaymentRequest, PaymentStatus, ProviderError, RefundStatus};
 use serde_json::{json, Value};
 use uuid::Uuid;
 

@@ -71,7 +71,7 @@ pub async fn load_audit(event_id: String, seat_id: Option<String>, kind: Option<
         ),
         None => None,
     };
-    let filter = frontrow_engine::box_office::changelog::LogFilter {
+    let filter = frontrow_engine::changelog::LogFilter {
         seat_id: seat_id.filter(|s| !s.is_empty()),
         kind: kind.filter(|k| !k.is_empty()),
         since,

@@ -12,10 +12,10 @@ use frontrow_model::{AppError, Booking, CheckoutAnswer, CheckoutStatus, Checkout
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::box_office::bookings;
+use crate::sale::bookings;
 use crate::db::{retrying, Channel, CheckoutState, PaymentState};
 use crate::error::{EngineError, Result};
-use crate::money::payment::{PaymentRequest, PaymentStatus, ProviderError, CASH};
+use crate::payment::{PaymentRequest, PaymentStatus, ProviderError, CASH};
 use crate::sale::seats;
 use crate::tokens::{sha256_hex, ticket_code};
 use crate::Engine;

@@ -210,7 +210,7 @@ async fn refund_unsellable(engine: &Engine, checkout_id: Uuid, provider_ref: &st
     metrics::counter!("frontrow_refunds_total").increment(1);
     // If the provider cannot be reached now, the refund stays pending and
     // reconciliation retries it.
-    if let Err(e) = crate::money::refunds::attempt_refund(engine, refund_id).await {
+    if let Err(e) = crate::payment::attempt_refund(engine, refund_id).await {
         tracing::warn!(%refund_id, error = %e, "refund not completed yet; reconciliation will retry");
     }
     Ok(outcome)

@@ -8,7 +8,7 @@ use frontrow_model::{CreatedEvent, Event, EventChanges, EventStatus, EventSummar
 use uuid::Uuid;
 
 use crate::queue::admission::Admission;
-use crate::box_office::changelog;
+use crate::changelog;
 use crate::error::{EngineError, Result};
 use crate::Engine;
 

@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use super::{MAX_LABEL_LEN, MAX_SEATS_PER_EVENT};
 use crate::error::{EngineError, Result};
-use crate::sale::seating::{EventLayout, LayoutSeat, SectionShape};
+use crate::venue::seating::{EventLayout, LayoutSeat, SectionShape};
 
 /// Section and row labels become part of seat ids (`SECTION-ROW-NUMBER`), so
 /// they are restricted to letters and digits to keep ids unambiguous.

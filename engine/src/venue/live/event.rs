@@ -15,7 +15,7 @@ use uuid::Uuid;
 
 use super::snapshot::BoardSnapshot;
 use crate::db::SeatState;
-use crate::sale::seating::EventLayout;
+use crate::venue::seating::EventLayout;
 
 /// How many feed messages a slow viewer may fall behind before it is resent
 /// a full snapshot instead.

@@ -36,7 +36,7 @@ use uuid::Uuid;
 
 use crate::db::SeatState;
 use crate::error::{EngineError, Result};
-pub use crate::sale::seating::{EventLayout, LayoutRow, LayoutSeat, LayoutSection};
+pub use crate::venue::seating::{EventLayout, LayoutRow, LayoutSeat, LayoutSection};
 use crate::Engine;
 use event::{Change, SeatCell};
 pub use event::{FeedMessage, LiveEvent, View};

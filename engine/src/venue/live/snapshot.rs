@@ -7,7 +7,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use frontrow_model::{Event, EventDetail, EventSummary, SeatMap, SeatStatus, SeatView, SectionSummary};
 
-use crate::sale::seating::EventLayout;
+use crate::venue::seating::EventLayout;
 
 /// A consistent copy of an event's seat map at one moment.
 #[derive(Debug, Clone)]

@@ -2,9 +2,11 @@
 //! and never while a database transaction is open.
 
 mod http;
+mod refund;
 mod simulated;
 
 pub use http::HttpProvider;
+pub(crate) use refund::attempt_refund;
 pub use simulated::{SimulatedProvider, SimulatedSettings};
 
 use async_trait::async_trait;
