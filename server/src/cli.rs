@@ -86,7 +86,7 @@ async fn command(command: Command, db: &DatabaseArgs, url: &str, pool: sqlx::PgP
             let store = tower_sessions_sqlx_store::PostgresStore::new(pool.clone());
             let mut lines = String::with_capacity(fans.len() * 96);
             for fan in &fans {
-                let cookie = frontrow_app::session::create_signed_in(&store, fan, tower_sessions::cookie::time::Duration::days(1)).await?;
+                let cookie = frontrow_session::create_signed_in(&store, fan, tower_sessions::cookie::time::Duration::days(1)).await?;
                 lines.push_str(&format!("{}\t{cookie}\n", fan.email));
             }
             std::fs::write(&out, lines).with_context(|| format!("writing {}", out.display()))?;

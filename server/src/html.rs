@@ -33,7 +33,7 @@ pub fn unavailable() -> Response {
 /// The signed-in user; anyone else is sent to sign in and come back to
 /// `here` (a path this server built from parsed ids).
 pub async fn signed_in(state: &AppState, session: &Session, here: &str) -> Result<User, Response> {
-    match frontrow_app::session::current_user(session, &state.engine).await {
+    match frontrow_session::current_user(session, &state.engine).await {
         Ok(Some(user)) => Ok(user),
         Ok(None) => Err(Redirect::to(&frontrow_app::links::safe_next(Some(format!("/signin?next={here}")))).into_response()),
         Err(e) if e.status() == 503 => Err(unavailable()),

@@ -10,6 +10,7 @@ pub mod demo;
 pub mod gates;
 pub mod html;
 pub mod mail;
+pub mod map_page;
 pub mod pgcluster;
 pub mod prepared;
 pub mod startup;

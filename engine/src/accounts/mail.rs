@@ -46,7 +46,11 @@ impl Mailer for FileMailer {
             .open(path)
             .await
             .map_err(|e| EngineError::Internal(format!("opening the outbox {}: {e}", path.display())))?;
+        // A tokio file finishes writes in the background: without the flush
+        // and sync the caller could answer before the mail is in the file.
         file.write_all(line.as_bytes()).await.map_err(|e| EngineError::Internal(format!("writing the outbox: {e}")))?;
+        file.flush().await.map_err(|e| EngineError::Internal(format!("writing the outbox: {e}")))?;
+        file.sync_data().await.map_err(|e| EngineError::Internal(format!("writing the outbox: {e}")))?;
         Ok(())
     }
 }

@@ -76,36 +76,47 @@ impl Engine {
     }
 
     pub async fn layouts(&self) -> Result<Vec<Layout>> {
-        let rows = sqlx::query!(
+        sqlx::query_as!(
+            StoredLayout,
             r#"SELECT layout_id, name, sections, tiers, seats_total, stage, created_at AS "created_at: DateTime<Utc>"
                FROM layouts ORDER BY created_at DESC"#
         )
         .fetch_all(self.pool())
-        .await?;
-        rows.into_iter()
-            .map(|r| {
-                Ok(Layout {
-                    layout_id: r.layout_id,
-                    name: r.name,
-                    tiers: r.tiers,
-                    seats_total: i64::from(r.seats_total),
-                    sections: serde_json::from_value(r.sections).map_err(|e| EngineError::Internal(format!("a stored layout: {e}")))?,
-                    stage: r.stage.and_then(|s| serde_json::from_value(s).ok()),
-                    created_at: r.created_at,
-                })
-            })
-            .collect()
+        .await?
+        .into_iter()
+        .map(Layout::try_from)
+        .collect()
     }
 
     pub async fn layout(&self, layout_id: Uuid) -> Result<Layout> {
-        let r = sqlx::query!(
+        sqlx::query_as!(
+            StoredLayout,
             r#"SELECT layout_id, name, sections, tiers, seats_total, stage, created_at AS "created_at: DateTime<Utc>"
                FROM layouts WHERE layout_id = $1"#,
             layout_id
         )
         .fetch_optional(self.pool())
         .await?
-        .ok_or(EngineError::NotFound)?;
+        .ok_or(EngineError::NotFound)?
+        .try_into()
+    }
+}
+
+/// A `layouts` row as stored: the plan and the stage are JSON.
+struct StoredLayout {
+    layout_id: Uuid,
+    name: String,
+    sections: serde_json::Value,
+    tiers: Vec<String>,
+    seats_total: i32,
+    stage: Option<serde_json::Value>,
+    created_at: DateTime<Utc>,
+}
+
+impl TryFrom<StoredLayout> for Layout {
+    type Error = EngineError;
+
+    fn try_from(r: StoredLayout) -> Result<Self> {
         Ok(Layout {
             layout_id: r.layout_id,
             name: r.name,

@@ -45,7 +45,7 @@ pub struct BookingList {
     responses((status = 201, body = User), (status = 409, description = "email_taken")))]
 pub async fn signup(State(state): State<AppState>, session: Session, ApiJson(body): ApiJson<SignupBody>) -> ApiResult<(StatusCode, Json<User>)> {
     let user = state.engine.create_user(NewUser { email: &body.email, password: &body.password, name: &body.name, role: Role::Fan }).await?;
-    frontrow_app::session::sign_in(&session, &state.engine, &user).await?;
+    frontrow_session::sign_in(&session, &state.engine, &user).await?;
     Ok((StatusCode::CREATED, Json(user)))
 }
 
@@ -53,13 +53,13 @@ pub async fn signup(State(state): State<AppState>, session: Session, ApiJson(bod
     responses((status = 200, body = User), (status = 401, description = "invalid_credentials")))]
 pub async fn login(State(state): State<AppState>, session: Session, request: Parts, ApiJson(body): ApiJson<LoginBody>) -> ApiResult<impl IntoResponse> {
     let secure = state.settings.secure_cookies();
-    let (user, cookie) = frontrow_app::session::sign_in_with_password(&session, &state.engine, &body.email, &body.password, &request, secure).await?;
+    let (user, cookie) = frontrow_session::sign_in_with_password(&session, &state.engine, &body.email, &body.password, &request, secure).await?;
     Ok(([(header::SET_COOKIE, cookie)], Json(user)))
 }
 
 #[utoipa::path(post, path = "/api/v1/auth/logout", responses((status = 204)))]
 pub async fn logout(State(state): State<AppState>, session: Session) -> ApiResult<StatusCode> {
-    frontrow_app::session::sign_out(&session, &state.engine).await?;
+    frontrow_session::sign_out(&session, &state.engine).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -140,7 +140,7 @@ where
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
         let session = session(parts, state).await?;
         let app = AppState::from_ref(state);
-        Ok(Self(frontrow_app::session::signed_in_user(&session, &app.engine).await?))
+        Ok(Self(frontrow_session::signed_in_user(&session, &app.engine).await?))
     }
 }
 

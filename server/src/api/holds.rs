@@ -65,7 +65,7 @@ fn admission_header(headers: &HeaderMap) -> ApiResult<Option<&str>> {
 /// The fan's admission to the event's waiting room, from the
 /// `X-Admission-Token` header (none without one).
 async fn admission(state: &AppState, session: &Session, user: &User, event_id: uuid::Uuid, headers: &HeaderMap) -> ApiResult<Option<Admission>> {
-    Ok(frontrow_app::session::admission(session, &state.engine, event_id, user.user_id, admission_header(headers)?).await?)
+    Ok(frontrow_session::admission(session, &state.engine, event_id, user.user_id, admission_header(headers)?).await?)
 }
 
 /// A new hold is 201; the same request's hold again, 200.

@@ -43,7 +43,7 @@ pub async fn join(
 ) -> ApiResult<(StatusCode, Json<QueueView>)> {
     limit_fan(&state, &user)?;
     let token = state.engine.join_queue(event_id, user.user_id).await?;
-    let view = frontrow_app::session::queue_view(&session, &state.engine, &user, event_id, &token).await?;
+    let view = frontrow_session::queue_view(&session, &state.engine, &user, event_id, &token).await?;
     Ok((StatusCode::CREATED, Json(view)))
 }
 
@@ -58,7 +58,7 @@ pub async fn status(
 ) -> ApiResult<Json<QueueView>> {
     limit_fan(&state, &user)?;
     let event_id: Uuid = event_id.parse().map_err(|_| AppError::not_found())?;
-    Ok(Json(frontrow_app::session::queue_view(&session, &state.engine, &user, event_id, &queue_token).await?))
+    Ok(Json(frontrow_session::queue_view(&session, &state.engine, &user, event_id, &queue_token).await?))
 }
 
 #[utoipa::path(get, path = "/api/v1/admin/events/{event_id}/waiting-room", params(("event_id" = Uuid, Path)), security(("session" = [])),

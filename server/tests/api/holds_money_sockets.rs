@@ -192,7 +192,7 @@ async fn silent_live_readers_are_pinged_and_closed_and_answering_ones_stay() {
 pub(crate) async fn session_cookie(app: &TestApp, user_id: Uuid) -> String {
     let user = app.engine.user(user_id).await.expect("user read").expect("user exists");
     let store = tower_sessions_sqlx_store::PostgresStore::new(app.pool.clone());
-    let id = frontrow_app::session::create_signed_in(&store, &user, tower_sessions::cookie::time::Duration::hours(1)).await.expect("session");
+    let id = frontrow_session::create_signed_in(&store, &user, tower_sessions::cookie::time::Duration::hours(1)).await.expect("session");
     format!("{}={id}", frontrow_server::api::SESSION_COOKIE)
 }
 

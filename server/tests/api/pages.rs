@@ -44,6 +44,56 @@ async fn the_seat_map_is_in_the_server_rendered_html() {
     app.stop().await;
 }
 
+/// A big map's page comes in gzip with the map deflated once per drawing:
+/// it decodes to the very page a client without gzip gets, and a change to
+/// the map is in the next page.
+#[tokio::test]
+async fn a_big_map_page_in_gzip_decodes_to_the_page_and_follows_changes() {
+    use std::io::Read;
+    let app = spawn_app().await;
+    let event_id = app.event(20, 50, 300, 6).await;
+    let fan = app.fan().await;
+    let fetch = |encoding: &'static str| {
+        let request = fan.http.get(format!("{}/events/{event_id}", fan.base)).header("accept-encoding", encoding);
+        async move {
+            let r = request.send().await.expect("page");
+            assert_eq!(r.status(), 200);
+            let encoding = r.headers().get("content-encoding").map(|v| v.to_str().expect("ascii").to_owned());
+            let bytes = r.bytes().await.expect("body");
+            let mut html = String::new();
+            match encoding.as_deref() {
+                Some("gzip") => {
+                    flate2::read::GzDecoder::new(&bytes[..]).read_to_string(&mut html).expect("one valid gzip member");
+                }
+                None => html = String::from_utf8(bytes.to_vec()).expect("utf-8"),
+                Some(other) => panic!("unexpected encoding {other}"),
+            }
+            (encoding, bytes.len(), html)
+        }
+    };
+    let map_of = |html: &str| -> String {
+        let start = html.find(r#"<svg id="seat-map""#).expect("the map");
+        let end = start + html[start..].find("</svg>").expect("its end");
+        html[start..end].to_owned()
+    };
+    let (encoding, sent, zipped) = fetch("gzip, deflate, br").await;
+    assert_eq!(encoding.as_deref(), Some("gzip"));
+    let (_, _, plain) = fetch("identity").await;
+    assert_eq!(map_of(&zipped), map_of(&plain), "the same map either way");
+    assert_eq!(zipped.matches(r#"<circle id="s-"#).count(), 1000);
+    // Per request only a nonce and the clock's digits differ.
+    assert!(zipped.len().abs_diff(plain.len()) < 64, "the whole page: {} bytes against {}", zipped.len(), plain.len());
+    assert!(sent * 5 < zipped.len(), "{sent} bytes for a page of {}", zipped.len());
+
+    assert_eq!(fan.hold(event_id, &["A-7-7"]).await.status, 201);
+    eventually(5, "the hold in the gzipped page", || async {
+        let (_, _, html) = fetch("gzip").await;
+        html.contains(r#"id="s-A-7-7" class="seat t0 hd""#).then_some(())
+    })
+    .await;
+    app.stop().await;
+}
+
 #[tokio::test]
 async fn unknown_pages_and_events_are_404() {
     let app = spawn_app().await;

@@ -1,7 +1,8 @@
-//! The fan's session (server only): who is signed in, and their waiting-room
-//! admissions. The one place that reads or writes session keys; the JSON
-//! API, the server functions and the plain-HTML pages all resolve the
-//! current user here.
+//! The fan's web session (server only): who is signed in, and their
+//! waiting-room admissions. The one place that reads or writes session
+//! keys; the JSON API, the server functions and the plain-HTML pages all
+//! resolve the current user here. A crate of its own so the JSON API need
+//! not reach into the UI crate for it.
 
 use frontrow_engine::{Admission, Engine};
 use frontrow_model::{AppError, ErrorKind, User};
