@@ -18,8 +18,8 @@ use std::time::Instant;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::header::{ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, VARY};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use axum::http::header::{CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, VARY};
+use axum::http::{HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use flate2::{Compress, Compression, Crc, FlushCompress, Status};
@@ -146,24 +146,11 @@ fn deflate(data: &[u8], level: u32, flush: FlushCompress) -> std::io::Result<Vec
     }
 }
 
-fn accepts_gzip(request: &HeaderMap) -> bool {
-    request
-        .get_all(ACCEPT_ENCODING)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|item| {
-            let mut parts = item.split(';').map(str::trim);
-            let named = parts.next().is_some_and(|name| name.eq_ignore_ascii_case("gzip"));
-            named && !parts.any(|p| p.strip_prefix("q=").and_then(|q| q.parse::<f32>().ok()) == Some(0.0))
-        })
-}
-
 /// Answers an event's page in gzip with its map's piece deflated once.
 /// Other answers, and clients that take no gzip, pass on to the usual
 /// compression.
 pub async fn gzip_map_pages(State(pieces): State<Arc<MapPieces>>, request: Request, next: Next) -> Response {
-    let wanted = request.method() == Method::GET && request.uri().path().starts_with("/events/") && accepts_gzip(request.headers());
+    let wanted = request.method() == Method::GET && request.uri().path().starts_with("/events/") && crate::prepared::accepts(request.headers(), "gzip");
     let response = next.run(request).await;
     let is_html = response.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|t| t.starts_with("text/html"));
     if !wanted || response.status() != StatusCode::OK || !is_html || response.headers().contains_key(CONTENT_ENCODING) {
@@ -252,11 +239,13 @@ mod tests {
 
     #[test]
     fn only_clients_that_take_gzip_get_it() {
+        use crate::prepared::accepts;
+        use axum::http::{header::ACCEPT_ENCODING, HeaderMap};
         let with = |v: &str| HeaderMap::from_iter([(ACCEPT_ENCODING, HeaderValue::from_str(v).unwrap())]);
-        assert!(accepts_gzip(&with("gzip, deflate, br")));
-        assert!(accepts_gzip(&with("br;q=1.0, GZIP;q=0.5")));
-        assert!(!accepts_gzip(&with("gzip;q=0, br")));
-        assert!(!accepts_gzip(&with("identity")));
-        assert!(!accepts_gzip(&HeaderMap::new()));
+        assert!(accepts(&with("gzip, deflate, br"), "gzip"));
+        assert!(accepts(&with("br;q=1.0, GZIP;q=0.5"), "gzip"));
+        assert!(!accepts(&with("gzip;q=0, br"), "gzip"));
+        assert!(!accepts(&with("identity"), "gzip"));
+        assert!(!accepts(&HeaderMap::new(), "gzip"));
     }
 }

@@ -107,25 +107,28 @@ enum Encoding {
 
 /// Brotli, else gzip, else none, as `Accept-Encoding` allows (`q=0` refuses).
 fn preferred_encoding(request: &HeaderMap) -> Encoding {
-    let accepted: Vec<&str> = request
-        .get_all(ACCEPT_ENCODING)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .filter_map(|item| {
-            let mut parts = item.split(';').map(str::trim);
-            let name = parts.next()?;
-            let refused = parts.any(|p| p.strip_prefix("q=").and_then(|q| q.parse::<f32>().ok()) == Some(0.0));
-            (!refused).then_some(name)
-        })
-        .collect();
-    if accepted.iter().any(|e| e.eq_ignore_ascii_case("br")) {
+    if accepts(request, "br") {
         Encoding::Brotli
-    } else if accepted.iter().any(|e| e.eq_ignore_ascii_case("gzip")) {
+    } else if accepts(request, "gzip") {
         Encoding::Gzip
     } else {
         Encoding::Identity
     }
+}
+
+/// Whether the request's `Accept-Encoding` takes `encoding` (named, and
+/// not refused with `q=0`).
+pub(crate) fn accepts(request: &HeaderMap, encoding: &str) -> bool {
+    request
+        .get_all(ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|item| {
+            let mut parts = item.split(';').map(str::trim);
+            let named = parts.next().is_some_and(|name| name.eq_ignore_ascii_case(encoding));
+            named && !parts.any(|p| p.strip_prefix("q=").and_then(|q| q.parse::<f32>().ok()) == Some(0.0))
+        })
 }
 
 /// The latest prepared body of each resource, re-rendered when its revision

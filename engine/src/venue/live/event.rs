@@ -125,6 +125,20 @@ pub struct LiveEvent {
     pub(super) feeds: Feeds,
     /// The last whole-map frame, with the (seq, lapsed leases) it shows.
     whole_map: Mutex<Option<((u64, usize), Bytes)>>,
+    /// The statuses the last snapshot copied, shared by every snapshot
+    /// until they could differ: a page view between two changes copies no
+    /// seats.
+    last_statuses: Mutex<Option<SharedStatuses>>,
+}
+
+/// Seat statuses as of one change and facts generation, good until the
+/// first lease left in them lapses (lazy expiry frees a seat with no change).
+struct SharedStatuses {
+    seq: u64,
+    facts_generation: u64,
+    until_ms: i64,
+    statuses: Arc<[SeatStatus]>,
+    revision: String,
 }
 
 impl LiveEvent {
@@ -138,6 +152,7 @@ impl LiveEvent {
             cells: RwLock::new(Cells::default()),
             feeds: Feeds::new(),
             whole_map: Mutex::new(None),
+            last_statuses: Mutex::new(None),
         }
     }
 
@@ -193,12 +208,13 @@ impl LiveEvent {
         let now = Utc::now();
         let now_ms = now.timestamp_millis();
         let cells = self.cells.read().unwrap_or_else(|e| e.into_inner());
+        let (statuses, revision) = self.statuses_of(&cells, now_ms, facts_generation);
         Some(BoardSnapshot {
-            statuses: cells.seats.iter().map(|c| c.status(now_ms)).collect(),
+            statuses,
             version: cells.version,
             epoch: self.epoch,
             seq: cells.seq,
-            revision: self.revision_of(&cells, now_ms, facts_generation),
+            revision,
             event,
             layout,
             taken_at: now,
@@ -253,15 +269,31 @@ impl LiveEvent {
             self.facts_generation.load(Ordering::Acquire)
         };
         let cells = self.cells.read().unwrap_or_else(|e| e.into_inner());
-        Some(self.revision_of(&cells, Utc::now().timestamp_millis(), facts_generation))
+        Some(self.statuses_of(&cells, Utc::now().timestamp_millis(), facts_generation).1)
     }
 
-    /// What fans see depends on the changes applied, the leases lapsed since
-    /// (lazy expiry frees them without a change) and the facts (name, tiers,
-    /// prices) in force; the caller reads all three together.
-    fn revision_of(&self, cells: &Cells, now_ms: i64, facts_generation: u64) -> String {
-        let lapsed = cells.seats.iter().filter(|c| c.state == SeatState::Held && c.hold_expires_ms.is_some_and(|t| t <= now_ms)).count();
-        format!("{:x}-{:x}-{:x}-{facts_generation:x}", self.epoch, cells.seq, lapsed)
+    /// The seats' statuses at `now_ms` and their revision: the last ones
+    /// copied while no change, no new facts and no lapsed lease can have
+    /// moved them, else copied afresh. What fans see depends on the changes
+    /// applied, the leases lapsed since and the facts (name, tiers, prices)
+    /// in force; the caller reads all three together.
+    fn statuses_of(&self, cells: &Cells, now_ms: i64, facts_generation: u64) -> (Arc<[SeatStatus]>, String) {
+        let mut last = self.last_statuses.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(shared) = last.as_ref().filter(|s| s.seq == cells.seq && s.facts_generation == facts_generation && now_ms < s.until_ms) {
+            return (shared.statuses.clone(), shared.revision.clone());
+        }
+        let (mut lapsed, mut until_ms) = (0usize, i64::MAX);
+        for cell in cells.seats.iter().filter(|c| c.state == SeatState::Held) {
+            match cell.hold_expires_ms {
+                Some(t) if t <= now_ms => lapsed += 1,
+                Some(t) => until_ms = until_ms.min(t),
+                None => {}
+            }
+        }
+        let statuses: Arc<[SeatStatus]> = cells.seats.iter().map(|c| c.status(now_ms)).collect();
+        let revision = format!("{:x}-{:x}-{:x}-{facts_generation:x}", self.epoch, cells.seq, lapsed);
+        *last = Some(SharedStatuses { seq: cells.seq, facts_generation, until_ms, statuses: statuses.clone(), revision: revision.clone() });
+        (statuses, revision)
     }
 
     /// The WebSocket snapshot frame of a view. With `since` (an epoch and
@@ -427,4 +459,35 @@ fn counts_of(layout: &EventLayout, cells: &Cells, epoch: u32, sections: impl Ite
         })
         .collect();
     serde_json::to_vec(&LiveFrame::Counts { version: cells.version, epoch, seq: cells.seq, sections }).ok().map(Bytes::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(state: SeatState, hold_expires_ms: Option<i64>) -> SeatCell {
+        SeatCell { state, version: 1, hold_expires_ms, blocked: false, seq: 1 }
+    }
+
+    #[test]
+    fn statuses_are_shared_until_a_change_new_facts_or_a_lapse() {
+        use SeatStatus::{Available, Held};
+        let live = LiveEvent::new(Uuid::new_v4(), 1);
+        let cells = Cells { seats: vec![cell(SeatState::Held, Some(1_000)), cell(SeatState::Available, None), cell(SeatState::Held, Some(2_000))], seq: 1, ..Cells::default() };
+        let (first, revision) = live.statuses_of(&cells, 500, 0);
+        let (again, same_revision) = live.statuses_of(&cells, 999, 0);
+        assert!(Arc::ptr_eq(&first, &again), "nothing could have moved: the same copy");
+        assert_eq!((&first[..], &revision), (&[Held, Available, Held][..], &same_revision));
+        // The first lease lapses: a fresh copy, a new revision.
+        let (lapsed, lapsed_revision) = live.statuses_of(&cells, 1_000, 0);
+        assert_eq!(&lapsed[..], &[Available, Available, Held]);
+        assert_ne!(lapsed_revision, revision);
+        // A change, then new facts, each make a fresh copy.
+        let changed = Cells { seats: vec![cell(SeatState::Held, Some(1_000)), cell(SeatState::Sold, None), cell(SeatState::Held, Some(2_000))], seq: 2, ..Cells::default() };
+        let (after_change, change_revision) = live.statuses_of(&changed, 1_001, 0);
+        assert_eq!(after_change[1], SeatStatus::Sold);
+        let (after_facts, facts_revision) = live.statuses_of(&changed, 1_001, 1);
+        assert!(!Arc::ptr_eq(&after_change, &after_facts));
+        assert_ne!(change_revision, facts_revision);
+    }
 }

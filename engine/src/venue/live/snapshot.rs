@@ -15,8 +15,8 @@ pub struct BoardSnapshot {
     pub event: Arc<Event>,
     pub layout: Arc<EventLayout>,
     /// Aligned with `layout.seats`; as staff see them (fans see blocked
-    /// seats as sold).
-    pub statuses: Vec<SeatStatus>,
+    /// seats as sold). Shared by the snapshots taken between two changes.
+    pub statuses: Arc<[SeatStatus]>,
     pub version: i64,
     /// Where a viewer of this snapshot resumes the live feed from.
     pub epoch: u32,
