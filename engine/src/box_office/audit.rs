@@ -27,8 +27,8 @@ async fn audit(pool: &sqlx::PgPool, event_id: Option<Uuid>) -> Result<AuditRepor
                   AND (SELECT count(*) FROM live_tickets t WHERE t.event_id = s.event_id AND t.seat_id = s.seat_id) <> 1)
                AS "oversold_seats!",
              (SELECT count(*) FROM s WHERE state = 'sold') AS "seats_sold!",
-             (SELECT count(*) FROM s WHERE state = 'payment_pending' OR (state = 'held' AND hold_expires_at > now())) AS "seats_held!",
-             (SELECT count(*) FROM s WHERE state = 'available' OR (state = 'held' AND hold_expires_at <= now())) AS "seats_available!",
+             (SELECT count(*) FROM s WHERE seat_held(state, hold_expires_at)) AS "seats_held!",
+             (SELECT count(*) FROM s WHERE seat_free(state, hold_expires_at, blocked_reason)) AS "seats_available!",
              (SELECT count(*) FROM s WHERE state = 'blocked') AS "seats_blocked!",
              (SELECT count(*) FROM bookings b WHERE $1::uuid IS NULL OR b.event_id = $1) AS "bookings!",
              (SELECT count(*) FROM pi WHERE pi.status = 'succeeded'
@@ -39,7 +39,7 @@ async fn audit(pool: &sqlx::PgPool, event_id: Option<Uuid>) -> Result<AuditRepor
              -- Seats gone, charge not proved either way: watched, or handed to a person.
              (SELECT count(*) FROM pi WHERE pi.settled_at IS NULL AND (pi.seats_released_at IS NOT NULL OR pi.gave_up_at IS NOT NULL))
                AS "payments_unresolved!",
-             (SELECT count(*) FROM s WHERE (s.state = 'payment_pending' OR (s.state = 'held' AND s.hold_expires_at > now()))
+             (SELECT count(*) FROM s WHERE seat_held(s.state, s.hold_expires_at)
                   AND NOT EXISTS (SELECT 1 FROM holds h WHERE h.hold_id = s.hold_id AND h.hold_token = s.hold_token
                                     AND h.user_id = s.holder_id AND h.state IN ('active', 'checking_out')))
                AS "held_without_live_hold!",

@@ -302,7 +302,7 @@ async fn payment_deadline_passed(pool: &sqlx::PgPool, checkout_id: Uuid) -> Resu
         r#"SELECT EXISTS (SELECT 1 FROM checkouts c JOIN holds h USING (hold_id)
                           JOIN seats s ON s.hold_id = h.hold_id AND s.hold_token = h.hold_token
                           WHERE c.checkout_id = $1 AND s.state = 'payment_pending'
-                            AND s.hold_expires_at <= now()) AS "passed!""#,
+                            AND lease_lapsed(s.hold_expires_at)) AS "passed!""#,
         checkout_id
     )
     .fetch_one(pool)

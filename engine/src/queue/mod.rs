@@ -183,7 +183,7 @@ impl Engine {
         }
         let counts = sqlx::query!(
             r#"SELECT (SELECT count(*) FROM seats WHERE event_id = $1
-                         AND (state = 'available' OR (state = 'held' AND hold_expires_at <= now()))) AS "remaining!",
+                         AND seat_free(state, hold_expires_at, blocked_reason)) AS "remaining!",
                       queue_active_shoppers($1, make_interval(secs => $2)) AS "active!",
                       (SELECT next_ticket FROM queues WHERE event_id = $1) AS "next_ticket!""#,
             event_id,

@@ -51,21 +51,39 @@ pub(crate) struct HoldRequest {
     pub admitted: bool,
 }
 
-/// What the database decided for one request.
+/// What the database decided for one request: the whole answer.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum HoldOutcome {
     /// Held: these seats (the ones named, or the places found).
     Held { seats: Vec<String>, expires_at: DateTime<Utc>, total_cents: i64 },
+    /// The same request came before and its hold lives (by its key, or
+    /// without one, a live hold of this fan on exactly these seats).
+    Earlier(EarlierHold),
     /// Not every seat was free: these were.
     Conflict { free: Vec<String> },
+    /// Seat ids this event does not have.
+    Unknown(Vec<String>),
     TooMany,
-    KeyInUse,
+    /// The key was used for another request.
+    KeyReused,
+    /// The key's hold has ended.
+    HoldEnded,
     /// The event's waiting room is on and the fan was not admitted.
     NotAdmitted,
     /// The sale has not opened.
     NotOpen,
     /// Unpublished or cancelled.
     Closed,
+}
+
+/// A hold an earlier request made, as the database found it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct EarlierHold {
+    pub hold_id: Uuid,
+    pub token: String,
+    pub seats: Vec<String>,
+    pub expires_at: DateTime<Utc>,
+    pub total_cents: i64,
 }
 
 struct Pending {
@@ -247,8 +265,8 @@ async fn call(pool: &sqlx::PgPool, kept: &KeptConnections, event_id: Uuid, reque
     let body = serde_json::to_value(requests).map_err(|e| EngineError::Internal(e.to_string()))?;
     let mut connection = kept.take(pool).await?;
     let rows = sqlx::query!(
-        r#"SELECT request_index AS "request_index!", outcome AS "outcome!", free_seat_ids,
-                  lease_ends_at AS "lease_ends_at: DateTime<Utc>", hold_total_cents
+        r#"SELECT request_index AS "request_index!", outcome AS "outcome!", seat_ids,
+                  lease_ends_at AS "lease_ends_at: DateTime<Utc>", hold_total_cents, hold_id, hold_token
              FROM hold_batch($1, $2, $3)"#,
         event_id,
         LOCK_FAN_LIMIT,
@@ -263,11 +281,18 @@ async fn call(pool: &sqlx::PgPool, kept: &KeptConnections, event_id: Uuid, reque
     }
     let mut outcomes = vec![None; requests.len()];
     for row in rows {
+        let seats = row.seat_ids.unwrap_or_default();
         let outcome = match (row.outcome.as_str(), row.lease_ends_at, row.hold_total_cents) {
-            ("held", Some(expires_at), Some(total_cents)) => HoldOutcome::Held { seats: row.free_seat_ids.unwrap_or_default(), expires_at, total_cents },
-            ("conflict", ..) => HoldOutcome::Conflict { free: row.free_seat_ids.unwrap_or_default() },
+            ("held", Some(expires_at), Some(total_cents)) => HoldOutcome::Held { seats, expires_at, total_cents },
+            ("earlier", Some(expires_at), Some(total_cents)) => match (row.hold_id, row.hold_token) {
+                (Some(hold_id), Some(token)) => HoldOutcome::Earlier(EarlierHold { hold_id, token, seats, expires_at, total_cents }),
+                _ => return Err(EngineError::Internal("hold_batch answered an earlier hold without its id".into())),
+            },
+            ("conflict", ..) => HoldOutcome::Conflict { free: seats },
+            ("unknown", ..) => HoldOutcome::Unknown(seats),
             ("too_many", ..) => HoldOutcome::TooMany,
-            ("key_in_use", ..) => HoldOutcome::KeyInUse,
+            ("key_reused", ..) => HoldOutcome::KeyReused,
+            ("hold_ended", ..) => HoldOutcome::HoldEnded,
             ("not_admitted", ..) => HoldOutcome::NotAdmitted,
             ("not_open", ..) => HoldOutcome::NotOpen,
             ("closed", ..) => HoldOutcome::Closed,

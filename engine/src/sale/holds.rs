@@ -16,7 +16,7 @@ use uuid::Uuid;
 use crate::queue::admission::Admission;
 use crate::venue::catalogue::EventRules;
 use crate::error::{EngineError, Result};
-use crate::sale::hold_batch::{HoldBatcher, HoldOutcome, HoldRequest};
+use crate::sale::hold_batch::{EarlierHold, HoldBatcher, HoldOutcome, HoldRequest};
 use crate::sale::seats;
 use crate::tokens::{hold_token, sha256_hex, token_tag};
 use crate::Engine;
@@ -142,22 +142,24 @@ impl Engine {
             tag: token_tag(&token),
             token,
             key: key.map(|k| k.as_str().to_owned()),
-            hash: request_hash.clone(),
+            hash: request_hash,
             admitted: admission.is_some_and(|a| a.admits(event_id, fan)),
         };
-        let key = key.map(IdempotencyKey::as_str);
-        // Under load, seats this instance's board shows taken (or an area
-        // with too few places free) would be refused by the database too:
-        // say so now rather than queue behind the batch in flight (the hot
-        // seat's losers are most of an on-sale's refusals). The board trails
-        // the database by a notification's delay, so a seat freed within it
-        // reads as taken, as if the request had come that moment earlier;
-        // when nothing is waiting the database answers, exactly. No seat is
-        // ever given out on the board's word.
+        // Under load, seats this instance's board shows taken by someone
+        // else (or an area with too few places free) would be refused by
+        // the database too: say so now rather than queue behind the batch in
+        // flight (the hot seat's losers are most of an on-sale's refusals).
+        // The board trails the database by a notification's delay, so a seat
+        // freed within it reads as taken, as if the request had come that
+        // moment earlier. A seat that may be this fan's own (a retry), or an
+        // area asked for under a key, goes to the database, which knows; when
+        // nothing is waiting the database answers everything, exactly. No
+        // seat is ever given out on the board's word.
         let batcher = self.hold_batcher();
         let board_says_no = match &area {
             _ if !batcher.is_busy() => None,
-            None => live.free_if_any_taken(&ids).map(|free| HoldOutcome::Conflict { free }),
+            None => live.free_if_taken_by_others(&ids, fan).map(|free| HoldOutcome::Conflict { free }),
+            Some(_) if key.is_some() => None,
             Some(section) => live.free_places(section).filter(|&n| (n as usize) < count).map(|_| HoldOutcome::Conflict { free: Vec::new() }),
         };
         let outcome = match board_says_no {
@@ -167,44 +169,29 @@ impl Engine {
             }
             None => batcher.hold(event_id, request.clone()).await?,
         };
-        let refused = match outcome {
+        match outcome {
             HoldOutcome::Held { seats, expires_at, total_cents } => {
                 let hold = Hold { hold_id: request.hold, hold_token: request.token, event_id, seat_ids: seats, expires_at, total_cents };
-                return Ok(Held { hold, existing: false });
+                Ok(Held { hold, existing: false })
             }
-            // Over the per-fan limit counting the fan's own holds: perhaps
-            // because this very request holds them already (a retry of
-            // exactly these seats; a retry with its key is answered by the
-            // database as `KeyInUse`, before the limit).
-            HoldOutcome::TooMany => EngineError::TooManySeats { max: rules.max_seats_per_order },
-            HoldOutcome::NotAdmitted => return Err(EngineError::NotAdmitted),
-            HoldOutcome::NotOpen => return Err(EngineError::SaleNotOpen),
+            HoldOutcome::Earlier(earlier) => {
+                let EarlierHold { hold_id, token, seats, expires_at, total_cents } = earlier;
+                let hold = Hold { hold_id, hold_token: token, event_id, seat_ids: seats, expires_at, total_cents };
+                Ok(Held { hold, existing: true })
+            }
+            HoldOutcome::TooMany => Err(EngineError::TooManySeats { max: rules.max_seats_per_order }),
+            HoldOutcome::KeyReused => Err(EngineError::IdempotencyKeyReused),
+            HoldOutcome::HoldEnded => Err(EngineError::HoldExpired),
+            HoldOutcome::NotAdmitted => Err(EngineError::NotAdmitted),
+            HoldOutcome::NotOpen => Err(EngineError::SaleNotOpen),
             // Unpublished or cancelled since the board heard: say which.
-            HoldOutcome::Closed => return Err(self.rules(event_id).await?.check_can_hold(fan, admission).err().unwrap_or(EngineError::NotFound)),
-            HoldOutcome::KeyInUse => EngineError::IdempotencyKeyInUse,
-            HoldOutcome::Conflict { free } => match &area {
-                // The contract answers a fan's unknown seat ids 422.
-                None => match self.explain_shortfall(event_id, &ids, free.iter().map(String::as_str)).await {
-                    EngineError::NoSuch(unknown) => EngineError::InvalidInput(unknown),
-                    other => other,
-                },
+            HoldOutcome::Closed => Err(self.rules(event_id).await?.check_can_hold(fan, admission).err().unwrap_or(EngineError::NotFound)),
+            // The contract answers a fan's unknown seat ids 422.
+            HoldOutcome::Unknown(unknown) => Err(EngineError::InvalidInput(format!("unknown seat ids: {}", unknown.join(", ")))),
+            HoldOutcome::Conflict { free } => Err(match &area {
+                None => EngineError::SeatsUnavailable { conflict_seats: ids.iter().filter(|id| !free.contains(id)).cloned().collect(), suggestion: None },
                 Some(section) => EngineError::NotEnoughPlaces { section: section.clone(), available: live.free_places(section).unwrap_or(0) },
-            },
-        };
-        match refused {
-            // Seats taken, or the key already used: perhaps by this very
-            // request, sent before.
-            e @ (EngineError::SeatsUnavailable { .. }
-            | EngineError::NotEnoughPlaces { .. }
-            | EngineError::IdempotencyKeyInUse
-            | EngineError::TooManySeats { .. }) => {
-                let by_seats = area.is_none().then_some(ids.as_slice());
-                match self.earlier_hold(fan, event_id, by_seats, key, &request_hash).await? {
-                    Some(hold) => Ok(Held { hold, existing: true }),
-                    None => Err(e),
-                }
-            }
-            e => Err(e),
+            }),
         }
     }
 
@@ -241,39 +228,6 @@ impl Engine {
         (counts.holds.load(Relaxed), counts.calls.load(Relaxed), counts.refused_from_board.load(Relaxed))
     }
 
-    /// The live hold an earlier, identical request made: by its key, or
-    /// (without a key) by exactly these seats. A key used for another
-    /// request, or whose hold has ended, is refused.
-    async fn earlier_hold(&self, fan: Uuid, event_id: Uuid, seat_ids: Option<&[String]>, key: Option<&str>, request_hash: &str) -> Result<Option<Hold>> {
-        // Places of a standing area are found by key only: any places do.
-        let Some(seat_ids) = seat_ids.or(key.map(|_| &[][..])) else { return Ok(None) };
-        let row = sqlx::query!(
-            r#"SELECT hold_id, hold_token, event_id, seat_ids, total_cents, expires_at AS "expires_at: DateTime<Utc>",
-                      request_hash, state = 'active' AND expires_at > now() AS "live!"
-                 FROM holds
-                WHERE user_id = $1
-                  AND CASE WHEN $2::text IS NOT NULL THEN idempotency_key = $2
-                           ELSE event_id = $3 AND state = 'active' AND expires_at > now()
-                                AND (SELECT array_agg(s ORDER BY s) FROM unnest(seat_ids) s) = (SELECT array_agg(s ORDER BY s) FROM unnest($4::text[]) s)
-                      END
-                LIMIT 1"#,
-            fan,
-            key,
-            event_id,
-            seat_ids,
-        )
-        .fetch_optional(self.pool())
-        .await?;
-        let Some(r) = row else { return Ok(None) };
-        if key.is_some() && r.request_hash.as_deref() != Some(request_hash) {
-            return Err(EngineError::IdempotencyKeyReused);
-        }
-        if !r.live {
-            return Err(EngineError::HoldExpired);
-        }
-        Ok(Some(Hold { hold_id: r.hold_id, hold_token: r.hold_token, event_id: r.event_id, seat_ids: r.seat_ids, expires_at: r.expires_at, total_cents: r.total_cents }))
-    }
-
     /// After a failed claim: seat ids this event does not have are named;
     /// otherwise the seats not claimed are the conflicts (409).
     pub(crate) async fn explain_shortfall<'a>(&self, event_id: Uuid, seat_ids: &[String], claimed: impl Iterator<Item = &'a str>) -> EngineError {
@@ -308,31 +262,19 @@ impl Engine {
 
     /// Gives the seats back at once. Only the current, unexpired token can.
     pub async fn release(&self, fan: Uuid, hold_id: Uuid, token: &HoldToken) -> Result<()> {
-        let state = sqlx::query_scalar!(
-            r#"SELECT state AS "state: HoldState" FROM holds WHERE hold_id = $1 AND user_id = $2"#,
-            hold_id,
-            fan
-        )
-        .fetch_optional(self.pool())
-        .await?
-        .ok_or(EngineError::NotFound)?;
-        let mut tx = crate::db::begin(self.pool()).await?;
-        let released = seats::release(&mut tx, hold_id, token.as_str(), fan).await?;
-        if released == 0 {
-            tx.rollback().await?;
-            return Err(if state == HoldState::CheckingOut { EngineError::CheckoutInProgress } else { EngineError::HoldExpired });
+        let (state, released) = seats::release(self.pool(), hold_id, token.as_str(), fan).await?;
+        match (state, released) {
+            (None, _) => Err(EngineError::NotFound),
+            (Some(_), n) if n > 0 => Ok(()),
+            (Some(HoldState::CheckingOut), _) => Err(EngineError::CheckoutInProgress),
+            (Some(_), _) => Err(EngineError::HoldExpired),
         }
-        sqlx::query!("UPDATE holds SET state = 'released', ended_at = now() WHERE hold_id = $1", hold_id)
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        Ok(())
     }
 
     pub async fn hold_status(&self, fan: Uuid, hold_id: Uuid) -> Result<HoldStatus> {
         let h = sqlx::query!(
             r#"SELECT hold_id, event_id, seat_ids, expires_at AS "expires_at: DateTime<Utc>", state AS "state: HoldState",
-                      expires_at <= now() AS "lapsed!"
+                      lease_lapsed(expires_at) AS "lapsed!"
                FROM holds WHERE hold_id = $1 AND user_id = $2"#,
             hold_id,
             fan
@@ -352,7 +294,7 @@ impl Engine {
             Hold,
             r#"SELECT hold_id, hold_token, event_id, seat_ids, expires_at AS "expires_at: DateTime<Utc>", total_cents
                FROM holds
-               WHERE user_id = $1 AND event_id = $2 AND state IN ('active', 'checking_out') AND expires_at > now()
+               WHERE user_id = $1 AND event_id = $2 AND state IN ('active', 'checking_out') AND NOT lease_lapsed(expires_at)
                ORDER BY created_at DESC LIMIT 1"#,
             fan,
             event_id

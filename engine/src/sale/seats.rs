@@ -17,10 +17,14 @@
 //! UPDATE matches no row. A blocked seat keeps its reason while a counter
 //! sale holds it, so every way back from a hold returns it to blocked, not
 //! to sale: what a freed seat looks like is written once, `seat_freed` in
-//! the migrations, and each way of letting go uses it. Callers run these inside their own short transactions; nothing
-//! here holds a lock across requests.
+//! the migrations, and each way of letting go uses it; the lapsed lease and
+//! the free and held seat are SQL functions too (`seat_rules` migration).
+//! Callers run these inside their own short transactions (a fan's release
+//! is one statement, a transaction of its own); nothing here holds a lock
+//! across requests.
 
 use chrono::{DateTime, Utc};
+use frontrow_model::HoldState;
 use sqlx::PgConnection;
 use uuid::Uuid;
 
@@ -34,7 +38,7 @@ pub(crate) async fn free_places(conn: &mut PgConnection, event_id: Uuid, section
     Ok(sqlx::query_scalar!(
         r#"SELECT seat_id FROM seats
             WHERE event_id = $1 AND section = $2 AND kind = 'standing'
-              AND (state = 'available' OR (state = 'held' AND hold_expires_at <= now() AND blocked_reason IS NULL))
+              AND seat_free(state, hold_expires_at, blocked_reason)
             ORDER BY position
             LIMIT $3
               FOR UPDATE SKIP LOCKED"#,
@@ -78,7 +82,7 @@ pub(crate) async fn claim(
                 WHERE s.event_id = $1 AND s.seat_id = ANY($2::text[])
                   AND prior.event_id = s.event_id AND prior.seat_id = s.seat_id
                   AND (s.state = 'available'
-                       OR (s.state = 'held' AND s.hold_expires_at <= now())
+                       OR (s.state = 'held' AND lease_lapsed(s.hold_expires_at))
                        OR s.state = 'blocked')
             RETURNING s.seat_id, s.price_cents, s.version, s.hold_expires_at, prior.state AS prior_state
            ), logged AS (
@@ -101,26 +105,34 @@ pub(crate) async fn claim(
 }
 
 /// held (lease live, current token) → free (available, or blocked again):
-/// the holder let the seats go.
-pub(crate) async fn release(conn: &mut PgConnection, hold_id: Uuid, token: &str, actor: Uuid) -> Result<i64> {
-    Ok(sqlx::query_scalar!(
-        r#"WITH freed AS (
+/// the holder let the seats go, and the hold is marked released. One
+/// statement, so one round trip and atomic on its own. Returns the hold's
+/// state before (`None`: not this fan's hold) and the seats freed.
+pub(crate) async fn release(pool: &sqlx::PgPool, hold_id: Uuid, token: &str, fan: Uuid) -> Result<(Option<HoldState>, i64)> {
+    let r = sqlx::query!(
+        r#"WITH hold AS (
+               SELECT state FROM holds WHERE hold_id = $1 AND user_id = $4
+           ), freed AS (
                UPDATE seats
                   SET (state, hold_id, hold_token, holder_id, hold_expires_at, version) = (SELECT * FROM seat_freed(blocked_reason))
-                WHERE hold_id = $1 AND hold_token = $2 AND state = 'held' AND hold_expires_at > now()
+                WHERE hold_id = $1 AND hold_token = $2 AND holder_id = $4 AND state = 'held' AND NOT lease_lapsed(hold_expires_at)
             RETURNING event_id, seat_id, version, state
            ), logged AS (
                INSERT INTO seat_events (event_id, seat_id, version, from_state, to_state, hold_id, token_tag, actor_id, reason)
                SELECT event_id, seat_id, version, 'held', state, $1, $3, $4, 'release' FROM freed
+           ), ended AS (
+               UPDATE holds SET state = 'released', ended_at = now()
+                WHERE hold_id = $1 AND EXISTS (SELECT 1 FROM freed)
            )
-           SELECT count(*) AS "n!" FROM freed"#,
+           SELECT (SELECT state FROM hold) AS "state: HoldState", (SELECT count(*) FROM freed) AS "released!""#,
         hold_id,
         token,
         token_tag(token),
-        actor,
+        fan,
     )
-    .fetch_one(conn)
-    .await?)
+    .fetch_one(pool)
+    .await?;
+    Ok((r.state, r.released))
 }
 
 /// held (any token, lease live or not) → free, by staff, for a hold stuck
@@ -155,7 +167,7 @@ pub(crate) async fn reserve_for_payment(conn: &mut PgConnection, hold_id: Uuid, 
                UPDATE seats
                   SET state = 'payment_pending', hold_expires_at = now() + make_interval(secs => $3),
                       version = nextval('seat_version_seq')
-                WHERE hold_id = $1 AND hold_token = $2 AND state = 'held' AND hold_expires_at > now()
+                WHERE hold_id = $1 AND hold_token = $2 AND state = 'held' AND NOT lease_lapsed(hold_expires_at)
             RETURNING event_id, seat_id, version, holder_id
            ), logged AS (
                INSERT INTO seat_events (event_id, seat_id, version, from_state, to_state, hold_id, token_tag, actor_id, reason)
@@ -232,7 +244,7 @@ pub(crate) async fn release_unpaid(conn: &mut PgConnection, hold_id: Uuid, token
         r#"WITH freed AS (
                UPDATE seats
                   SET (state, hold_id, hold_token, holder_id, hold_expires_at, version) = (SELECT * FROM seat_freed(blocked_reason))
-                WHERE hold_id = $1 AND hold_token = $2 AND state = 'payment_pending' AND hold_expires_at <= now()
+                WHERE hold_id = $1 AND hold_token = $2 AND state = 'payment_pending' AND lease_lapsed(hold_expires_at)
             RETURNING event_id, seat_id, version, state
            ), logged AS (
                INSERT INTO seat_events (event_id, seat_id, version, from_state, to_state, hold_id, token_tag, reason)
@@ -254,7 +266,7 @@ pub(crate) async fn reap(conn: &mut PgConnection, event_id: Uuid, batch: i64) ->
     Ok(sqlx::query_scalar!(
         r#"WITH lapsed AS (
                SELECT seat_id, hold_id, hold_token FROM seats
-                WHERE event_id = $1 AND state = 'held' AND hold_expires_at <= now()
+                WHERE event_id = $1 AND state = 'held' AND lease_lapsed(hold_expires_at)
                 ORDER BY hold_expires_at
                 LIMIT $2
                   FOR UPDATE SKIP LOCKED
@@ -263,7 +275,7 @@ pub(crate) async fn reap(conn: &mut PgConnection, event_id: Uuid, batch: i64) ->
                   SET (state, hold_id, hold_token, holder_id, hold_expires_at, version) = (SELECT * FROM seat_freed(s.blocked_reason))
                  FROM lapsed l
                 WHERE s.event_id = $1 AND s.seat_id = l.seat_id
-                  AND s.state = 'held' AND s.hold_expires_at <= now()
+                  AND s.state = 'held' AND lease_lapsed(s.hold_expires_at)
             RETURNING s.seat_id, s.version, s.state, l.hold_id, l.hold_token
            ), logged AS (
                INSERT INTO seat_events (event_id, seat_id, version, from_state, to_state, hold_id, token_tag, reason)
@@ -369,7 +381,7 @@ pub(crate) async fn known(conn: &mut PgConnection, event_id: Uuid, seat_ids: &[S
 /// many of those are past their payment deadline.
 pub(crate) async fn in_payment(conn: &mut PgConnection, hold_id: Uuid, token: &str) -> Result<(i64, i64)> {
     let r = sqlx::query!(
-        r#"SELECT count(*) AS "waiting!", count(*) FILTER (WHERE hold_expires_at <= now()) AS "overdue!"
+        r#"SELECT count(*) AS "waiting!", count(*) FILTER (WHERE lease_lapsed(hold_expires_at)) AS "overdue!"
            FROM seats WHERE hold_id = $1 AND hold_token = $2 AND state = 'payment_pending'"#,
         hold_id,
         token
@@ -382,7 +394,7 @@ pub(crate) async fn in_payment(conn: &mut PgConnection, hold_id: Uuid, token: &s
 /// How many of a hold's seats wait for a payment, whatever the token.
 pub(crate) async fn in_payment_by_hold(conn: &mut PgConnection, hold_id: Uuid) -> Result<(i64, i64)> {
     let r = sqlx::query!(
-        r#"SELECT count(*) AS "waiting!", count(*) FILTER (WHERE hold_expires_at <= now()) AS "overdue!"
+        r#"SELECT count(*) AS "waiting!", count(*) FILTER (WHERE lease_lapsed(hold_expires_at)) AS "overdue!"
            FROM seats WHERE hold_id = $1 AND state = 'payment_pending'"#,
         hold_id
     )
@@ -393,7 +405,7 @@ pub(crate) async fn in_payment_by_hold(conn: &mut PgConnection, hold_id: Uuid) -
 
 /// Events with lapsed holds the reaper should visit.
 pub(crate) async fn events_with_lapsed_holds(conn: &mut PgConnection) -> Result<Vec<Uuid>> {
-    Ok(sqlx::query_scalar!("SELECT DISTINCT event_id FROM seats WHERE state = 'held' AND hold_expires_at <= now()")
+    Ok(sqlx::query_scalar!("SELECT DISTINCT event_id FROM seats WHERE state = 'held' AND lease_lapsed(hold_expires_at)")
         .fetch_all(conn)
         .await?)
 }

@@ -294,7 +294,10 @@ async fn holds_arriving_together_share_database_calls_and_each_gets_its_own_answ
 
 /// The batch function decides requests in order, each all or nothing: a
 /// request that loses one seat to an earlier one in the same batch takes
-/// none, and a later one can still have the seat it left free.
+/// none, and a later one can still have the seat it left free. It gives the
+/// whole answer: a retry (by key, or without one by exactly the seats) gets
+/// the hold back, from the same batch or an earlier one; a key used for
+/// another request and ids the event lacks are named.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_batch_decides_its_requests_as_if_one_by_one() {
     let app = spawn_app().await;
@@ -308,34 +311,80 @@ async fn one_batch_decides_its_requests_as_if_one_by_one() {
             .await
             .expect("fan");
     }
-    let request = |fan: uuid::Uuid, seats: &[&str], key: Option<&str>| {
+    let request = |fan: uuid::Uuid, seats: &[&str], key: Option<&str>, hash: &str| {
         serde_json::json!({ "fan": fan, "seats": seats, "hold": uuid::Uuid::new_v4(), "token": uuid::Uuid::new_v4().to_string(),
-                            "tag": "t", "key": key, "hash": "h" })
+                            "tag": "t", "key": key, "hash": hash })
+    };
+    type Row = (i32, String, Option<Vec<String>>, Option<uuid::Uuid>, Option<String>);
+    let decide = |batch: serde_json::Value| {
+        let pool = app.pool.clone();
+        async move {
+            sqlx::query_as::<_, Row>("SELECT request_index, outcome, seat_ids, hold_id, hold_token FROM hold_batch($1, 1, $2) ORDER BY request_index")
+                .bind(event)
+                .bind(&batch)
+                .fetch_all(&pool)
+                .await
+                .expect("hold_batch")
+        }
     };
     let batch = serde_json::json!([
-        request(fans[0], &["A-1-1", "A-1-2"], None),
-        request(fans[1], &["A-1-2", "A-1-3"], None),
-        request(fans[2], &["A-1-3"], Some("k")),
-        request(fans[2], &["A-1-4"], Some("k")),
-        request(fans[3], &["A-1-5", "A-1-6", "A-1-7", "A-1-8", "A-1-9"], None),
+        request(fans[0], &["A-1-1", "A-1-2"], None, "h0"),
+        request(fans[1], &["A-1-2", "A-1-3"], None, "h1"),
+        request(fans[2], &["A-1-3"], Some("k"), "h2"),
+        request(fans[2], &["A-1-4"], Some("k"), "h3"),
+        request(fans[3], &["A-1-5", "A-1-6", "A-1-7", "A-1-8", "A-1-9"], None, "h4"),
+        request(fans[2], &["A-1-3"], Some("k"), "h2"),
+        request(fans[0], &["A-1-2", "A-1-1"], None, "h0"),
+        request(fans[1], &["A-1-4", "Z-9-9"], None, "h5"),
+        request(fans[3], &["A-1-2", "A-1-1"], None, "h0"),
     ]);
-    let rows: Vec<(i32, String, Option<Vec<String>>)> =
-        sqlx::query_as("SELECT request_index, outcome, free_seat_ids FROM hold_batch($1, 1, $2) ORDER BY request_index")
-            .bind(event)
-            .bind(&batch)
-            .fetch_all(&app.pool)
-            .await
-            .expect("hold_batch");
-    let outcomes: Vec<(&str, Option<&Vec<String>>)> = rows.iter().map(|(_, o, f)| (o.as_str(), f.as_ref())).collect();
-    assert_eq!(outcomes[0], ("held", Some(&vec!["A-1-1".to_owned(), "A-1-2".to_owned()])));
-    assert_eq!(outcomes[1], ("conflict", Some(&vec!["A-1-3".to_owned()])), "A-1-2 went to the first request");
+    let rows = decide(batch.clone()).await;
+    let outcomes: Vec<(&str, Option<&Vec<String>>)> = rows.iter().map(|(_, o, f, ..)| (o.as_str(), f.as_ref())).collect();
+    let seats = |ids: &[&str]| ids.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(outcomes[0], ("held", Some(&seats(&["A-1-1", "A-1-2"]))));
+    assert_eq!(outcomes[1], ("conflict", Some(&seats(&["A-1-3"]))), "A-1-2 went to the first request");
     assert_eq!(outcomes[2].0, "held", "A-1-3 was left free by the refused request");
-    assert_eq!(outcomes[3].0, "key_in_use");
+    assert_eq!(outcomes[3].0, "key_reused", "the key was used for A-1-3");
     assert_eq!(outcomes[4].0, "too_many");
+    let hold_of = |i: usize| batch[i]["hold"].as_str().and_then(|h| h.parse::<uuid::Uuid>().ok());
+    assert_eq!((outcomes[5], rows[5].3), (("earlier", Some(&seats(&["A-1-3"]))), hold_of(2)), "the key's retry gets its hold");
+    assert_eq!(rows[5].4.as_deref(), batch[2]["token"].as_str(), "with its token");
+    assert_eq!((outcomes[6], rows[6].3), (("earlier", Some(&seats(&["A-1-1", "A-1-2"]))), hold_of(0)), "the same seats again, without a key");
+    assert_eq!(outcomes[7], ("unknown", Some(&seats(&["Z-9-9"]))));
+    assert_eq!((outcomes[8], rows[8].3), (("conflict", Some(&seats(&[]))), None), "another fan's hold is not theirs to have");
     for (seat, want) in [("A-1-1", "held"), ("A-1-2", "held"), ("A-1-3", "held"), ("A-1-4", "available"), ("A-1-5", "available")] {
         assert_eq!(seat_state(&app.pool, event, seat).await, want, "{seat}");
     }
-    app.assert_invariants().await;
+
+    // In a later batch the same retries find the holds in the database.
+    let again = serde_json::json!([
+        request(fans[2], &["A-1-3"], Some("k"), "h2"),
+        request(fans[0], &["A-1-1", "A-1-2"], None, "h0"),
+        request(fans[0], &["A-1-1"], None, "h6"),
+        request(fans[3], &["A-1-1"], None, "h7"),
+    ]);
+    let rows = decide(again).await;
+    assert_eq!((rows[0].1.as_str(), rows[0].3), ("earlier", hold_of(2)));
+    assert_eq!((rows[1].1.as_str(), rows[1].3), ("earlier", hold_of(0)));
+    assert_eq!(rows[2].1, "conflict", "part of the fan's own hold is not that hold");
+    assert_eq!(rows[3].1, "conflict");
+    let report = app.assert_invariants().await;
+    assert_eq!(report.seats_held, 3);
+}
+
+/// The board keeps 32 bits of each seat's holder: the database's tag and
+/// the engine's agree, so a fan's own seats are never taken for someone
+/// else's.
+#[tokio::test]
+async fn the_board_and_the_database_tag_a_holder_alike() {
+    let app = spawn_app().await;
+    let mut ids: Vec<uuid::Uuid> = (0..32).map(|_| uuid::Uuid::new_v4()).collect();
+    ids.extend(["ffffffff-0000-4000-8000-000000000000", "80000000-0000-4000-8000-000000000000", "00000000-0000-4000-8000-000000000000"]
+        .map(|s| s.parse::<uuid::Uuid>().expect("uuid")));
+    for id in ids {
+        let tag: i32 = sqlx::query_scalar("SELECT holder_tag($1)").bind(id).fetch_one(&app.pool).await.expect("holder_tag");
+        assert_eq!(tag, frontrow_engine::venue::live::holder_tag(id), "{id}");
+    }
 }
 
 /// While holds wait for the database, a seat the board already shows taken
@@ -370,13 +419,20 @@ async fn a_seat_the_board_shows_taken_is_refused_without_waiting_for_the_databas
             (mine, contested)
         }
     });
-    let replies = join_all(attempts).await;
+    // Meanwhile the first fan asks for its seat again, without a key: the
+    // board shows it taken, but perhaps by this fan, so the database answers
+    // with the fan's own hold.
+    let retries = (0..10).map(|_| fans[0].hold(event, &["A-1-1"]));
+    let (replies, retries) = tokio::join!(join_all(attempts), join_all(retries));
     for (mine, contested) in &replies {
         assert_eq!(mine.status, 201, "{}", mine.body);
         if let Some(r) = contested {
             assert_eq!(r.status, 409, "{}", r.body);
             assert_eq!(r.body["conflict_seats"], serde_json::json!(["A-1-1"]));
         }
+    }
+    for retry in &retries {
+        assert_eq!((retry.status, &retry.body["hold_id"]), (200, &first.body["hold_id"]), "{}", retry.body);
     }
     let (_, _, refused_from_board) = app.engine.hold_batching();
     assert!(refused_from_board >= 1, "no refusal came from the board");

@@ -29,6 +29,8 @@ pub(super) struct SeatCell {
     pub(super) hold_expires_ms: Option<i64>,
     /// Blocked by staff (kept while a counter sale holds it).
     pub(super) blocked: bool,
+    /// The holder's tag ([`holder_tag`]), while someone holds or pays for it.
+    pub(super) holder: Option<i32>,
     /// The board's `seq` when this cell last changed.
     pub(super) seq: u64,
 }
@@ -50,9 +52,17 @@ impl SeatCell {
     }
 }
 
+/// The 32 bits of a holder's id the board keeps (the first four bytes, as
+/// the database's `holder_tag` takes them): a different tag is surely
+/// someone else; the same tag is perhaps the same fan.
+pub fn holder_tag(holder: Uuid) -> i32 {
+    let b = holder.as_bytes();
+    i32::from_be_bytes([b[0], b[1], b[2], b[3]])
+}
+
 /// One changed seat as the trigger reports it.
 #[derive(Debug, Clone, Deserialize)]
-pub(super) struct Change(String, i64, SeatState, Option<i64>, bool);
+pub(super) struct Change(String, i64, SeatState, Option<i64>, bool, #[serde(default)] Option<i32>);
 
 
 #[derive(Default)]
@@ -222,18 +232,23 @@ impl LiveEvent {
     }
 
     /// Of `seat_ids`, those this board shows free, if it shows at least one
-    /// of them taken (held, paying, sold or blocked): a hold of them all
-    /// would be refused. `None` when all look free, when an id is not in the
-    /// layout, or before the map is loaded.
-    pub fn free_if_any_taken(&self, seat_ids: &[String]) -> Option<Vec<String>> {
+    /// of them taken (held, paying, sold or blocked) and none of those held
+    /// perhaps by `fan` (whose retry the database answers with the hold): a
+    /// hold of them all would be refused. `None` when all look free, when
+    /// one may be the fan's, when an id is not in the layout, or before the
+    /// map is loaded.
+    pub fn free_if_taken_by_others(&self, seat_ids: &[String], fan: Uuid) -> Option<Vec<String>> {
         let layout = self.layout.get()?;
         let now_ms = Utc::now().timestamp_millis();
+        let fan_tag = holder_tag(fan);
         let cells = self.cells.read().unwrap_or_else(|e| e.into_inner());
         let mut free = Vec::new();
         let mut taken = false;
         for id in seat_ids {
-            match cells.seats.get(layout.seat_index(id)?)?.status(now_ms) {
+            let cell = cells.seats.get(layout.seat_index(id)?)?;
+            match cell.status(now_ms) {
                 SeatStatus::Available => free.push(id.clone()),
+                _ if cell.holder == Some(fan_tag) => return None,
                 _ => taken = true,
             }
         }
@@ -398,7 +413,7 @@ impl LiveEvent {
     pub(super) fn install(&self, layout: &Arc<EventLayout>, rows: Vec<(usize, SeatCell)>) {
         let mut cells = self.cells.write().unwrap_or_else(|e| e.into_inner());
         if cells.seats.len() != layout.seats.len() {
-            cells.seats = vec![SeatCell { state: SeatState::Available, version: 0, hold_expires_ms: None, blocked: false, seq: 0 }; layout.seats.len()];
+            cells.seats = vec![SeatCell { state: SeatState::Available, version: 0, hold_expires_ms: None, blocked: false, holder: None, seq: 0 }; layout.seats.len()];
         }
         // A reload races the changes heard meanwhile: keep the newer of each.
         for (i, cell) in rows {
@@ -420,14 +435,14 @@ impl Cells {
     /// Takes `change` if it is newer than the seat's version; returns the
     /// seat, its status now and the version.
     fn merge(&mut self, layout: &EventLayout, change: Change, now_ms: i64) -> Option<(usize, SeatStatus, i64)> {
-        let Change(seat_id, version, state, hold_expires_ms, blocked) = change;
+        let Change(seat_id, version, state, hold_expires_ms, blocked, holder) = change;
         let i = layout.seat_index(&seat_id)?;
         let seq = self.seq + 1;
         let cell = self.seats.get_mut(i)?;
         if version <= cell.version {
             return None;
         }
-        *cell = SeatCell { state, version, hold_expires_ms, blocked, seq };
+        *cell = SeatCell { state, version, hold_expires_ms, blocked, holder, seq };
         let status = cell.status(now_ms);
         self.seq = seq;
         self.version = self.version.max(version);
@@ -466,7 +481,7 @@ mod tests {
     use super::*;
 
     fn cell(state: SeatState, hold_expires_ms: Option<i64>) -> SeatCell {
-        SeatCell { state, version: 1, hold_expires_ms, blocked: false, seq: 1 }
+        SeatCell { state, version: 1, hold_expires_ms, blocked: false, holder: None, seq: 1 }
     }
 
     #[test]

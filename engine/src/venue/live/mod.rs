@@ -39,7 +39,7 @@ use crate::error::{EngineError, Result};
 pub use crate::venue::seating::{EventLayout, LayoutRow, LayoutSeat, LayoutSection};
 use crate::Engine;
 use event::{Change, SeatCell};
-pub use event::{FeedMessage, LiveEvent, View};
+pub use event::{holder_tag, FeedMessage, LiveEvent, View};
 pub use snapshot::BoardSnapshot;
 
 use crate::notices;
@@ -209,7 +209,7 @@ async fn load_event(pool: &sqlx::PgPool, event_id: Uuid) -> Result<(Event, Event
     let rows = sqlx::query!(
         r#"SELECT seat_id, section, row_label, number, tier, price_cents, state AS "state: SeatState", version,
                   (extract(epoch FROM hold_expires_at) * 1000)::bigint AS hold_expires_ms,
-                  blocked_reason IS NOT NULL AS "blocked!", kind AS "kind: SeatKind", aisle_before
+                  blocked_reason IS NOT NULL AS "blocked!", holder_tag(holder_id) AS holder, kind AS "kind: SeatKind", aisle_before
            FROM seats WHERE event_id = $1
            ORDER BY position"#,
         event_id
@@ -221,7 +221,7 @@ async fn load_event(pool: &sqlx::PgPool, event_id: Uuid) -> Result<(Event, Event
     let cells = rows
         .iter()
         .enumerate()
-        .map(|(i, r)| (i, SeatCell { state: r.state, version: r.version, hold_expires_ms: r.hold_expires_ms, blocked: r.blocked, seq: 0 }))
+        .map(|(i, r)| (i, SeatCell { state: r.state, version: r.version, hold_expires_ms: r.hold_expires_ms, blocked: r.blocked, holder: r.holder, seq: 0 }))
         .collect();
     let listed = rows.iter().map(|r| {
         let seat = LayoutSeat {

@@ -1,0 +1,377 @@
+-- Each seat rule written once, for every query and function to use.
+--
+-- A lease (a hold's, a seat's) has lapsed from its expiry on: lazy expiry
+-- reads a lapsed seat as free at once, before the reaper comes by. These are
+-- plain SQL functions, so PostgreSQL inlines them into each query and the
+-- indexes serve them as before.
+
+CREATE FUNCTION lease_lapsed(p_expires_at timestamptz) RETURNS boolean
+LANGUAGE sql STABLE AS $$ SELECT p_expires_at <= now() $$;
+
+-- A seat a fan can hold now: on sale, or held under a lapsed lease (unless
+-- staff had blocked it before a counter hold: then it goes back to blocked).
+CREATE FUNCTION seat_free(p_state seat_state, p_hold_expires_at timestamptz, p_blocked_reason text) RETURNS boolean
+LANGUAGE sql STABLE AS $$
+    SELECT p_state = 'available' OR (p_state = 'held' AND lease_lapsed(p_hold_expires_at) AND p_blocked_reason IS NULL)
+$$;
+
+-- A seat someone has now: held under a live lease, or being paid for.
+CREATE FUNCTION seat_held(p_state seat_state, p_hold_expires_at timestamptz) RETURNS boolean
+LANGUAGE sql STABLE AS $$
+    SELECT p_state = 'payment_pending' OR (p_state = 'held' AND NOT lease_lapsed(p_hold_expires_at))
+$$;
+
+-- A hold its fan can still check out or release.
+CREATE FUNCTION hold_live(p_state hold_state, p_expires_at timestamptz) RETURNS boolean
+LANGUAGE sql STABLE AS $$ SELECT p_state = 'active' AND NOT lease_lapsed(p_expires_at) $$;
+
+-- Who holds a seat, in the 32 bits the live maps keep of it (the first
+-- four bytes of the holder's id, as a signed integer): enough for an
+-- instance to tell "surely someone else" from "perhaps this fan" without
+-- asking the database.
+CREATE FUNCTION holder_tag(p_holder uuid) RETURNS integer
+LANGUAGE sql IMMUTABLE AS $$ SELECT ('x' || left(p_holder::text, 8))::bit(32)::integer $$;
+
+-- The seats trigger as in 20261202000008, with the holder's tag.
+CREATE OR REPLACE FUNCTION notify_seat_changes() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+    message text;
+BEGIN
+    IF current_setting('frontrow.seat_notify', true) = 'batch' THEN
+        RETURN NULL;
+    END IF;
+    FOR message IN
+        SELECT json_build_object(
+                   'e', event_id,
+                   'c', json_agg(json_build_array(
+                            seat_id, version, state,
+                            (extract(epoch FROM hold_expires_at) * 1000)::bigint,
+                            blocked_reason IS NOT NULL, holder_tag(holder_id))
+                        ORDER BY version))::text
+          FROM (SELECT n.*, (row_number() OVER (PARTITION BY n.event_id ORDER BY n.version) - 1) / 60 AS chunk
+                  FROM changed_seats n) numbered
+         GROUP BY event_id, chunk
+    LOOP
+        PERFORM pg_notify('frontrow_seats', message);
+    END LOOP;
+    RETURN NULL;
+END;
+$$;
+
+-- hold_batch gives the whole answer, so the server only maps it. As in
+-- 20261204000011, and besides:
+--   'earlier'     the same request came before and its hold lives: by its
+--                 key (with the same request hash), or, without a key, a
+--                 live hold of this fan on exactly these seats. `seat_ids`,
+--                 `lease_ends_at`, `hold_total_cents`, `hold_id` and
+--                 `hold_token` are that hold's.
+--   'key_reused'  the key was used for another request.
+--   'hold_ended'  the key's hold has ended (released, lapsed, checked out).
+--   'unknown'     `seat_ids` are the ids this event does not have.
+-- ('key_in_use' is gone: it is one of the first three.) A granted request's
+-- `seat_ids` are the seats or places it holds; a conflict's, the ones that
+-- were free. The live maps hear the holder's tag of each seat held.
+DROP FUNCTION hold_batch(uuid, integer, jsonb);
+CREATE FUNCTION hold_batch(p_event uuid, p_lock integer, p_requests jsonb)
+RETURNS TABLE (request_index integer, outcome text, seat_ids text[], lease_ends_at timestamptz, hold_total_cents bigint,
+               hold_id uuid, hold_token text)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+    ev record;
+    v_refusal text;
+    v_expires timestamptz;
+    v_key integer;
+    req jsonb;
+    n integer;
+    v_fan uuid;
+    v_seats text[];
+    v_free text[];
+    v_already integer;
+    v_total bigint;
+    v_idem text;
+    -- The batch's seats that are free now: {seat_id: price_cents}.
+    v_available jsonb;
+    -- The batch's seats this event has: {seat_id: true}.
+    v_known jsonb;
+    -- The batch's seats held under a live lease: {seat_id: hold_id}.
+    v_hold_of jsonb;
+    -- Each fan's seats held, paying or ticketed for this event: {fan: n}.
+    v_counts jsonb;
+    -- The holds behind the idempotency keys taken: {"fan key": hold}, each
+    -- hold as {hold, token, seats, expires, total, hash, live}.
+    v_keys jsonb;
+    -- The holds granted in this batch so far, the same way: {hold_id: hold}.
+    v_new_holds jsonb := '{}';
+    v_earlier jsonb;
+    v_earlier_id text;
+    -- The requests granted (0-based) and their totals (1-based, as ordinality).
+    v_granted integer[] := '{}';
+    v_totals bigint[] := '{}';
+    -- One entry per granted seat, side by side (arrays, so the writes below
+    -- find each seat by key rather than joining on a guessed row count).
+    g_seats text[] := '{}';
+    g_holds uuid[] := '{}';
+    g_tokens text[] := '{}';
+    g_tags text[] := '{}';
+    g_fans uuid[] := '{}';
+    v_all_seats text[];
+    v_key_fans uuid[];
+    v_key_values text[];
+    v_messages text[];
+    message text;
+    -- Standing areas asked for: {area: [free place ids, in layout order]}.
+    v_places jsonb := '{}';
+    v_area text;
+    v_need integer;
+    v_found text[];
+    v_prices jsonb;
+    v_count integer;
+    -- The seats each granted request holds: {request_index: [seat ids]}.
+    v_granted_seats jsonb := '{}';
+BEGIN
+    SELECT e.published AND e.cancelled_at IS NULL AS open, e.sale_opens_at <= now() AS on_sale,
+           e.waiting_room_enabled, e.hold_ttl_seconds, e.max_seats_per_order
+      INTO ev
+      FROM events e WHERE e.event_id = p_event;
+    v_refusal := CASE WHEN NOT coalesce(ev.open, false) THEN 'closed' WHEN NOT ev.on_sale THEN 'not_open' END;
+    IF v_refusal IS NOT NULL THEN
+        RETURN QUERY SELECT (o.i - 1)::integer, v_refusal, NULL::text[], NULL::timestamptz, NULL::bigint, NULL::uuid, NULL::text
+                       FROM jsonb_array_elements(p_requests) WITH ORDINALITY AS o(r, i);
+        RETURN;
+    END IF;
+    v_expires := now() + make_interval(secs => ev.hold_ttl_seconds);
+
+    -- Every lock up front, in one global order: fans (by lock key), then
+    -- seats (by id), so batches from any instance never deadlock.
+    FOR v_key IN SELECT DISTINCT hashtext(p_event::text || (r->>'fan'))
+                   FROM jsonb_array_elements(p_requests) r ORDER BY 1 LOOP
+        PERFORM pg_advisory_xact_lock(p_lock, v_key);
+    END LOOP;
+    -- The seats, locked: which exist, which are free, which are held.
+    v_all_seats := ARRAY(SELECT DISTINCT jsonb_array_elements_text(r->'seats') FROM jsonb_array_elements(p_requests) r);
+    SELECT coalesce(jsonb_object_agg(l.seat_id, l.price_cents) FILTER (WHERE seat_free(l.state, l.hold_expires_at, l.blocked_reason)), '{}'),
+           coalesce(jsonb_object_agg(l.seat_id, true), '{}'),
+           coalesce(jsonb_object_agg(l.seat_id, l.hold_id) FILTER (WHERE l.state = 'held' AND NOT lease_lapsed(l.hold_expires_at)), '{}')
+      INTO v_available, v_known, v_hold_of
+      FROM (SELECT s.seat_id, s.price_cents, s.state, s.hold_expires_at, s.blocked_reason, s.hold_id
+              FROM seats s
+             WHERE s.event_id = p_event AND s.seat_id = ANY (v_all_seats)
+             ORDER BY s.seat_id
+               FOR UPDATE) l;
+    -- Places of standing areas, as many as the batch asks for per area:
+    -- free ones first, then lapsed holds (lazy expiry), skipping any place
+    -- another transaction has locked.
+    FOR v_area IN SELECT DISTINCT r->>'area' FROM jsonb_array_elements(p_requests) r WHERE r->>'area' IS NOT NULL LOOP
+        v_need := (SELECT sum((r->>'count')::integer) FROM jsonb_array_elements(p_requests) r WHERE r->>'area' = v_area);
+        SELECT coalesce(array_agg(f.seat_id ORDER BY f.position), '{}'), coalesce(jsonb_object_agg(f.seat_id, f.price_cents), '{}')
+          INTO v_found, v_prices
+          FROM (SELECT s.seat_id, s.position, s.price_cents
+                  FROM seats s
+                 WHERE s.event_id = p_event AND s.section = v_area AND s.kind = 'standing' AND s.state = 'available'
+                 ORDER BY s.position
+                 LIMIT v_need
+                   FOR UPDATE SKIP LOCKED) f;
+        v_available := v_available || v_prices;
+        IF cardinality(v_found) < v_need THEN
+            SELECT v_found || coalesce(array_agg(f.seat_id ORDER BY f.position), '{}'), coalesce(jsonb_object_agg(f.seat_id, f.price_cents), '{}')
+              INTO v_found, v_prices
+              FROM (SELECT s.seat_id, s.position, s.price_cents
+                      FROM seats s
+                     WHERE s.event_id = p_event AND s.section = v_area AND s.kind = 'standing'
+                       AND s.state = 'held' AND seat_free(s.state, s.hold_expires_at, s.blocked_reason)
+                     ORDER BY s.position
+                     LIMIT v_need - cardinality(v_found)
+                       FOR UPDATE SKIP LOCKED) f;
+            v_available := v_available || v_prices;
+        END IF;
+        v_places := v_places || jsonb_build_object(v_area, to_jsonb(v_found));
+    END LOOP;
+    -- Each fan's seats so far (their advisory locks keep them still). The
+    -- seats are found by holder and only then filtered: with the state test
+    -- in WHERE the planner may walk every live hold of the event instead.
+    SELECT coalesce(jsonb_object_agg(f.fan, f.seats), '{}')
+      INTO v_counts
+      FROM (SELECT fan,
+                   (SELECT count(*) FILTER (WHERE seat_held(s.state, s.hold_expires_at))
+                      FROM seats s
+                     WHERE s.event_id = p_event AND s.holder_id = fan)
+                 + (SELECT count(*) FROM tickets t JOIN bookings b USING (booking_id)
+                     WHERE b.event_id = p_event AND b.user_id = fan AND t.voided_at IS NULL) AS seats
+              FROM (SELECT DISTINCT (r->>'fan')::uuid AS fan FROM jsonb_array_elements(p_requests) r) fans) f;
+    -- The holds behind the idempotency keys these fans have used already
+    -- (found through the fans' keys index; the exact pairs are matched below).
+    SELECT array_agg((r->>'fan')::uuid), array_agg(r->>'key')
+      INTO v_key_fans, v_key_values
+      FROM jsonb_array_elements(p_requests) r WHERE r->>'key' IS NOT NULL;
+    v_keys := '{}';
+    IF v_key_fans IS NOT NULL THEN
+        SELECT coalesce(jsonb_object_agg(h.user_id::text || ' ' || h.idempotency_key,
+                   jsonb_build_object('hold', h.hold_id, 'token', h.hold_token, 'seats', to_jsonb(h.seat_ids), 'expires', h.expires_at,
+                                      'total', h.total_cents, 'hash', h.request_hash, 'live', hold_live(h.state, h.expires_at))), '{}')
+          INTO v_keys
+          FROM holds h
+         WHERE h.user_id = ANY (v_key_fans) AND h.idempotency_key = ANY (v_key_values);
+    END IF;
+
+    -- Each request in turn, as if alone, seeing what the earlier ones took.
+    n := 0;
+    FOR req IN SELECT value FROM jsonb_array_elements(p_requests) LOOP
+        request_index := n;
+        n := n + 1;
+        outcome := NULL; seat_ids := NULL; lease_ends_at := NULL; hold_total_cents := NULL; hold_id := NULL; hold_token := NULL;
+        v_earlier := NULL;
+        v_fan := (req->>'fan')::uuid;
+        v_idem := CASE WHEN req->>'key' IS NOT NULL THEN v_fan::text || ' ' || (req->>'key') END;
+        IF req->>'area' IS NOT NULL THEN
+            -- Any `count` places of the area still free, first first.
+            v_count := (req->>'count')::integer;
+            v_seats := ARRAY(SELECT p.x FROM jsonb_array_elements_text(coalesce(v_places->(req->>'area'), '[]')) WITH ORDINALITY AS p(x, i)
+                              WHERE v_available ? p.x ORDER BY p.i LIMIT v_count);
+            v_free := v_seats;
+        ELSE
+            v_seats := ARRAY(SELECT jsonb_array_elements_text(req->'seats'));
+            v_count := cardinality(v_seats);
+            v_free := ARRAY(SELECT x FROM unnest(v_seats) x WHERE v_available ? x ORDER BY x);
+        END IF;
+
+        IF ev.waiting_room_enabled AND NOT coalesce((req->>'admitted')::boolean, false) THEN
+            outcome := 'not_admitted';
+        ELSIF v_idem IS NOT NULL AND v_keys ? v_idem THEN
+            -- A key already used first: a retry is answered its own hold,
+            -- never refused for the seats it holds.
+            v_earlier := v_keys->v_idem;
+            outcome := CASE WHEN v_earlier->>'hash' IS DISTINCT FROM req->>'hash' THEN 'key_reused'
+                            WHEN NOT (v_earlier->>'live')::boolean THEN 'hold_ended'
+                            ELSE 'earlier' END;
+        ELSE
+            v_already := coalesce((v_counts->>v_fan::text)::integer, 0);
+            IF v_already + v_count > ev.max_seats_per_order OR cardinality(v_free) < v_count THEN
+                -- Refused, unless (without a key) this fan holds exactly
+                -- these seats already, under one live hold: a retry.
+                IF req->>'area' IS NULL AND v_idem IS NULL THEN
+                    v_earlier_id := (SELECT CASE WHEN count(*) = v_count AND count(DISTINCT v_hold_of->>x) = 1 THEN min(v_hold_of->>x) END
+                                       FROM unnest(v_seats) x WHERE v_hold_of ? x);
+                    IF v_earlier_id IS NOT NULL THEN
+                        v_earlier := coalesce(v_new_holds->v_earlier_id,
+                            (SELECT jsonb_build_object('hold', h.hold_id, 'fan', h.user_id, 'token', h.hold_token, 'seats', to_jsonb(h.seat_ids),
+                                                       'expires', h.expires_at, 'total', h.total_cents, 'hash', h.request_hash, 'live', true)
+                               FROM holds h
+                              WHERE h.hold_id = v_earlier_id::uuid AND hold_live(h.state, h.expires_at)));
+                        -- Someone else's hold, or more seats than these: no retry.
+                        IF v_earlier->>'fan' IS DISTINCT FROM v_fan::text OR cardinality(v_seats) <> jsonb_array_length(v_earlier->'seats') THEN
+                            v_earlier := NULL;
+                        END IF;
+                    END IF;
+                END IF;
+                IF v_earlier IS NOT NULL THEN
+                    outcome := 'earlier';
+                ELSIF v_already + v_count > ev.max_seats_per_order THEN
+                    outcome := 'too_many';
+                ELSIF req->>'area' IS NULL AND EXISTS (SELECT FROM unnest(v_seats) x WHERE NOT v_known ? x) THEN
+                    outcome := 'unknown';
+                    seat_ids := ARRAY(SELECT x FROM unnest(v_seats) x WHERE NOT v_known ? x);
+                ELSE
+                    outcome := 'conflict';
+                    seat_ids := v_free;
+                END IF;
+            ELSE
+                v_total := (SELECT sum((v_available->>x)::bigint) FROM unnest(v_seats) x);
+                v_available := v_available - v_seats;
+                v_counts := v_counts || jsonb_build_object(v_fan, v_already + cardinality(v_seats));
+                v_earlier := jsonb_build_object('hold', req->'hold', 'fan', v_fan, 'token', req->'token', 'seats', to_jsonb(v_seats),
+                                                'expires', v_expires, 'total', v_total, 'hash', req->'hash', 'live', true);
+                v_new_holds := v_new_holds || jsonb_build_object(req->>'hold', v_earlier);
+                v_hold_of := v_hold_of || (SELECT jsonb_object_agg(x, req->'hold') FROM unnest(v_seats) x);
+                IF v_idem IS NOT NULL THEN
+                    v_keys := v_keys || jsonb_build_object(v_idem, v_earlier);
+                END IF;
+                v_earlier := NULL;
+                v_granted := v_granted || request_index;
+                v_granted_seats := v_granted_seats || jsonb_build_object(request_index::text, to_jsonb(v_seats));
+                v_totals[n] := v_total;
+                g_seats := g_seats || v_seats;
+                g_holds := g_holds || array_fill((req->>'hold')::uuid, ARRAY[cardinality(v_seats)]);
+                g_tokens := g_tokens || array_fill(req->>'token', ARRAY[cardinality(v_seats)]);
+                g_tags := g_tags || array_fill(req->>'tag', ARRAY[cardinality(v_seats)]);
+                g_fans := g_fans || array_fill(v_fan, ARRAY[cardinality(v_seats)]);
+                outcome := 'held';
+                seat_ids := v_seats;
+                lease_ends_at := v_expires;
+                hold_total_cents := v_total;
+            END IF;
+        END IF;
+        IF outcome = 'earlier' THEN
+            seat_ids := ARRAY(SELECT jsonb_array_elements_text(v_earlier->'seats'));
+            lease_ends_at := (v_earlier->>'expires')::timestamptz;
+            hold_total_cents := (v_earlier->>'total')::bigint;
+            hold_id := (v_earlier->>'hold')::uuid;
+            hold_token := v_earlier->>'token';
+        END IF;
+        RETURN NEXT;
+    END LOOP;
+    IF cardinality(v_granted) = 0 THEN
+        RETURN;
+    END IF;
+
+    -- The granted holds, written together. (The keys were checked under the
+    -- fans' locks: a clash here fails the batch, and the server then decides
+    -- its requests one by one.)
+    INSERT INTO holds (hold_id, event_id, user_id, hold_token, seat_ids, total_cents, expires_at, idempotency_key, request_hash)
+    SELECT (o.r->>'hold')::uuid, p_event, (o.r->>'fan')::uuid, o.r->>'token',
+           ARRAY(SELECT jsonb_array_elements_text(v_granted_seats->((o.i - 1)::text))), v_totals[o.i], v_expires, o.r->>'key', o.r->>'hash'
+      FROM jsonb_array_elements(p_requests) WITH ORDINALITY AS o(r, i)
+     WHERE (o.i - 1)::integer = ANY (v_granted);
+
+    -- Their seats, with an audit row each; the live maps hear of them below,
+    -- once, not from the seats trigger.
+    PERFORM set_config('frontrow.seat_notify', 'batch', true);
+    WITH claimed AS (
+        UPDATE seats s
+           SET state = 'held', hold_id = g.hold_id, hold_token = g.token, holder_id = g.fan,
+               hold_expires_at = v_expires, booking_id = NULL, version = nextval('seat_version_seq')
+          FROM unnest(g_seats, g_holds, g_tokens, g_tags, g_fans) AS g(seat, hold_id, token, tag, fan), seats prior
+         WHERE s.event_id = p_event AND s.seat_id = g.seat AND s.seat_id = ANY (g_seats)
+           AND prior.event_id = p_event AND prior.seat_id = g.seat AND prior.seat_id = ANY (g_seats)
+        RETURNING s.seat_id, s.version, prior.state AS prior_state, s.hold_expires_at, s.blocked_reason, g.hold_id, g.tag, g.fan
+    ), logged AS (
+        INSERT INTO seat_events (event_id, seat_id, version, from_state, to_state, hold_id, token_tag, actor_id, reason)
+        SELECT p_event, c.seat_id, c.version, c.prior_state, 'held', c.hold_id, c.tag, c.fan, 'hold'
+          FROM claimed c
+    )
+    SELECT coalesce(array_agg(m.message), '{}')
+      INTO v_messages
+      FROM (SELECT json_build_object('e', p_event, 'c', json_agg(json_build_array(
+                       x.seat_id, x.version, 'held', (extract(epoch FROM x.hold_expires_at) * 1000)::bigint,
+                       x.blocked_reason IS NOT NULL, holder_tag(x.fan)) ORDER BY x.version))::text AS message
+              FROM (SELECT c.*, (row_number() OVER (ORDER BY c.version) - 1) / 60 AS chunk FROM claimed c) x
+             GROUP BY x.chunk) m;
+    PERFORM set_config('frontrow.seat_notify', '', true);
+    FOREACH message IN ARRAY v_messages LOOP
+        PERFORM pg_notify('frontrow_seats', message);
+    END LOOP;
+END;
+$$;
+
+-- Who counts against the waiting room's target, as in 20261207000014, with
+-- the rules above.
+CREATE OR REPLACE FUNCTION queue_active_shoppers(p_event uuid, p_window interval) RETURNS bigint
+LANGUAGE sql STABLE AS $$
+    SELECT count(*)
+      FROM queue_entries e
+     WHERE e.event_id = p_event
+       AND e.admission_id IS NOT NULL
+       AND NOT lease_lapsed(e.admission_expires_at)
+       AND CASE
+             WHEN EXISTS (SELECT 1 FROM holds h
+                           WHERE h.user_id = e.user_id AND h.event_id = e.event_id
+                             AND (h.state = 'checking_out' OR hold_live(h.state, h.expires_at)))
+               THEN true
+             -- Held and then released, lapsed or booked: done shopping.
+             WHEN EXISTS (SELECT 1 FROM holds h
+                           WHERE h.user_id = e.user_id AND h.event_id = e.event_id AND h.created_at >= e.admitted_at)
+               THEN false
+             ELSE e.last_seen_at > now() - p_window
+           END
+$$;
