@@ -93,19 +93,13 @@ DECLARE
     v_idem text;
     -- The batch's seats that are free now: {seat_id: price_cents}.
     v_available jsonb;
-    -- The batch's seats this event has: {seat_id: true}.
-    v_known jsonb;
-    -- The batch's seats held under a live lease: {seat_id: hold_id}.
-    v_hold_of jsonb;
     -- Each fan's seats held, paying or ticketed for this event: {fan: n}.
     v_counts jsonb;
     -- The holds behind the idempotency keys taken: {"fan key": hold}, each
     -- hold as {hold, token, seats, expires, total, hash, live}.
     v_keys jsonb;
-    -- The holds granted in this batch so far, the same way: {hold_id: hold}.
-    v_new_holds jsonb := '{}';
     v_earlier jsonb;
-    v_earlier_id text;
+    v_sorted text[];
     -- The requests granted (0-based) and their totals (1-based, as ordinality).
     v_granted integer[] := '{}';
     v_totals bigint[] := '{}';
@@ -149,13 +143,11 @@ BEGIN
                    FROM jsonb_array_elements(p_requests) r ORDER BY 1 LOOP
         PERFORM pg_advisory_xact_lock(p_lock, v_key);
     END LOOP;
-    -- The seats, locked: which exist, which are free, which are held.
+    -- The seats, locked, and which are free.
     v_all_seats := ARRAY(SELECT DISTINCT jsonb_array_elements_text(r->'seats') FROM jsonb_array_elements(p_requests) r);
-    SELECT coalesce(jsonb_object_agg(l.seat_id, l.price_cents) FILTER (WHERE seat_free(l.state, l.hold_expires_at, l.blocked_reason)), '{}'),
-           coalesce(jsonb_object_agg(l.seat_id, true), '{}'),
-           coalesce(jsonb_object_agg(l.seat_id, l.hold_id) FILTER (WHERE l.state = 'held' AND NOT lease_lapsed(l.hold_expires_at)), '{}')
-      INTO v_available, v_known, v_hold_of
-      FROM (SELECT s.seat_id, s.price_cents, s.state, s.hold_expires_at, s.blocked_reason, s.hold_id
+    SELECT coalesce(jsonb_object_agg(l.seat_id, l.price_cents) FILTER (WHERE seat_free(l.state, l.hold_expires_at, l.blocked_reason)), '{}')
+      INTO v_available
+      FROM (SELECT s.seat_id, s.price_cents, s.state, s.hold_expires_at, s.blocked_reason
               FROM seats s
              WHERE s.event_id = p_event AND s.seat_id = ANY (v_all_seats)
              ORDER BY s.seat_id
@@ -249,29 +241,35 @@ BEGIN
             v_already := coalesce((v_counts->>v_fan::text)::integer, 0);
             IF v_already + v_count > ev.max_seats_per_order OR cardinality(v_free) < v_count THEN
                 -- Refused, unless (without a key) this fan holds exactly
-                -- these seats already, under one live hold: a retry.
-                IF req->>'area' IS NULL AND v_idem IS NULL THEN
-                    v_earlier_id := (SELECT CASE WHEN count(*) = v_count AND count(DISTINCT v_hold_of->>x) = 1 THEN min(v_hold_of->>x) END
-                                       FROM unnest(v_seats) x WHERE v_hold_of ? x);
-                    IF v_earlier_id IS NOT NULL THEN
-                        v_earlier := coalesce(v_new_holds->v_earlier_id,
-                            (SELECT jsonb_build_object('hold', h.hold_id, 'fan', h.user_id, 'token', h.hold_token, 'seats', to_jsonb(h.seat_ids),
-                                                       'expires', h.expires_at, 'total', h.total_cents, 'hash', h.request_hash, 'live', true)
-                               FROM holds h
-                              WHERE h.hold_id = v_earlier_id::uuid AND hold_live(h.state, h.expires_at)));
-                        -- Someone else's hold, or more seats than these: no retry.
-                        IF v_earlier->>'fan' IS DISTINCT FROM v_fan::text OR cardinality(v_seats) <> jsonb_array_length(v_earlier->'seats') THEN
-                            v_earlier := NULL;
-                        END IF;
+                -- these seats already under one live hold, granted earlier
+                -- in this batch or before it: a retry. (Only then is none
+                -- of them free; the common refusal looks no further.)
+                IF req->>'area' IS NULL AND v_idem IS NULL AND cardinality(v_free) = 0 THEN
+                    v_sorted := ARRAY(SELECT x FROM unnest(v_seats) x ORDER BY x);
+                    v_earlier := (SELECT jsonb_build_object('hold', p_requests->i->'hold', 'token', p_requests->i->'token',
+                                                            'seats', v_granted_seats->(i::text), 'expires', v_expires, 'total', v_totals[i + 1])
+                                    FROM unnest(v_granted) i
+                                   WHERE p_requests->i->>'fan' = req->>'fan'
+                                     AND ARRAY(SELECT x FROM jsonb_array_elements_text(v_granted_seats->(i::text)) x ORDER BY x) = v_sorted
+                                   LIMIT 1);
+                    IF v_earlier IS NULL THEN
+                        v_earlier := (SELECT jsonb_build_object('hold', h.hold_id, 'token', h.hold_token, 'seats', to_jsonb(h.seat_ids),
+                                                                'expires', h.expires_at, 'total', h.total_cents)
+                                        FROM holds h
+                                       WHERE h.user_id = v_fan AND h.event_id = p_event AND hold_live(h.state, h.expires_at)
+                                         AND ARRAY(SELECT x FROM unnest(h.seat_ids) x ORDER BY x) = v_sorted
+                                       LIMIT 1);
                     END IF;
                 END IF;
                 IF v_earlier IS NOT NULL THEN
                     outcome := 'earlier';
                 ELSIF v_already + v_count > ev.max_seats_per_order THEN
                     outcome := 'too_many';
-                ELSIF req->>'area' IS NULL AND EXISTS (SELECT FROM unnest(v_seats) x WHERE NOT v_known ? x) THEN
+                ELSIF req->>'area' IS NULL AND EXISTS (SELECT FROM unnest(v_seats) x
+                                                        WHERE NOT EXISTS (SELECT FROM seats s WHERE s.event_id = p_event AND s.seat_id = x)) THEN
                     outcome := 'unknown';
-                    seat_ids := ARRAY(SELECT x FROM unnest(v_seats) x WHERE NOT v_known ? x);
+                    seat_ids := ARRAY(SELECT x FROM unnest(v_seats) x
+                                       WHERE NOT EXISTS (SELECT FROM seats s WHERE s.event_id = p_event AND s.seat_id = x));
                 ELSE
                     outcome := 'conflict';
                     seat_ids := v_free;
@@ -280,14 +278,11 @@ BEGIN
                 v_total := (SELECT sum((v_available->>x)::bigint) FROM unnest(v_seats) x);
                 v_available := v_available - v_seats;
                 v_counts := v_counts || jsonb_build_object(v_fan, v_already + cardinality(v_seats));
-                v_earlier := jsonb_build_object('hold', req->'hold', 'fan', v_fan, 'token', req->'token', 'seats', to_jsonb(v_seats),
-                                                'expires', v_expires, 'total', v_total, 'hash', req->'hash', 'live', true);
-                v_new_holds := v_new_holds || jsonb_build_object(req->>'hold', v_earlier);
-                v_hold_of := v_hold_of || (SELECT jsonb_object_agg(x, req->'hold') FROM unnest(v_seats) x);
                 IF v_idem IS NOT NULL THEN
-                    v_keys := v_keys || jsonb_build_object(v_idem, v_earlier);
+                    v_keys := v_keys || jsonb_build_object(v_idem,
+                        jsonb_build_object('hold', req->'hold', 'token', req->'token', 'seats', to_jsonb(v_seats),
+                                           'expires', v_expires, 'total', v_total, 'hash', req->'hash', 'live', true));
                 END IF;
-                v_earlier := NULL;
                 v_granted := v_granted || request_index;
                 v_granted_seats := v_granted_seats || jsonb_build_object(request_index::text, to_jsonb(v_seats));
                 v_totals[n] := v_total;
