@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
+use frontrow_model::Hold;
 use serde::Serialize;
 use sqlx::pool::PoolConnection;
 use sqlx::Postgres;
@@ -58,7 +59,7 @@ pub(crate) enum HoldOutcome {
     Held { seats: Vec<String>, expires_at: DateTime<Utc>, total_cents: i64 },
     /// The same request came before and its hold lives (by its key, or
     /// without one, a live hold of this fan on exactly these seats).
-    Earlier(EarlierHold),
+    Earlier(Hold),
     /// Not every seat was free: these were.
     Conflict { free: Vec<String> },
     /// Seat ids this event does not have.
@@ -74,16 +75,6 @@ pub(crate) enum HoldOutcome {
     NotOpen,
     /// Unpublished or cancelled.
     Closed,
-}
-
-/// A hold an earlier request made, as the database found it.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct EarlierHold {
-    pub hold_id: Uuid,
-    pub token: String,
-    pub seats: Vec<String>,
-    pub expires_at: DateTime<Utc>,
-    pub total_cents: i64,
 }
 
 struct Pending {
@@ -285,7 +276,9 @@ async fn call(pool: &sqlx::PgPool, kept: &KeptConnections, event_id: Uuid, reque
         let outcome = match (row.outcome.as_str(), row.lease_ends_at, row.hold_total_cents) {
             ("held", Some(expires_at), Some(total_cents)) => HoldOutcome::Held { seats, expires_at, total_cents },
             ("earlier", Some(expires_at), Some(total_cents)) => match (row.hold_id, row.hold_token) {
-                (Some(hold_id), Some(token)) => HoldOutcome::Earlier(EarlierHold { hold_id, token, seats, expires_at, total_cents }),
+                (Some(hold_id), Some(hold_token)) => {
+                    HoldOutcome::Earlier(Hold { hold_id, hold_token, event_id, seat_ids: seats, expires_at, total_cents })
+                }
                 _ => return Err(EngineError::Internal("hold_batch answered an earlier hold without its id".into())),
             },
             ("conflict", ..) => HoldOutcome::Conflict { free: seats },

@@ -16,7 +16,7 @@ use uuid::Uuid;
 use crate::queue::admission::Admission;
 use crate::venue::catalogue::EventRules;
 use crate::error::{EngineError, Result};
-use crate::sale::hold_batch::{EarlierHold, HoldBatcher, HoldOutcome, HoldRequest};
+use crate::sale::hold_batch::{HoldBatcher, HoldOutcome, HoldRequest};
 use crate::sale::seats;
 use crate::tokens::{hold_token, sha256_hex, token_tag};
 use crate::Engine;
@@ -174,11 +174,7 @@ impl Engine {
                 let hold = Hold { hold_id: request.hold, hold_token: request.token, event_id, seat_ids: seats, expires_at, total_cents };
                 Ok(Held { hold, existing: false })
             }
-            HoldOutcome::Earlier(earlier) => {
-                let EarlierHold { hold_id, token, seats, expires_at, total_cents } = earlier;
-                let hold = Hold { hold_id, hold_token: token, event_id, seat_ids: seats, expires_at, total_cents };
-                Ok(Held { hold, existing: true })
-            }
+            HoldOutcome::Earlier(hold) => Ok(Held { hold, existing: true }),
             HoldOutcome::TooMany => Err(EngineError::TooManySeats { max: rules.max_seats_per_order }),
             HoldOutcome::KeyReused => Err(EngineError::IdempotencyKeyReused),
             HoldOutcome::HoldEnded => Err(EngineError::HoldExpired),

@@ -9,10 +9,10 @@ use bytes::Bytes;
 use chrono::Utc;
 use frontrow_model::live::{LiveFrame, SeatChange, SectionCount};
 use frontrow_model::{Event, SeatStatus};
-use serde::Deserialize;
 use tokio::sync::{broadcast, OnceCell};
 use uuid::Uuid;
 
+use super::cell::{holder_tag, Change, SeatCell};
 use super::snapshot::BoardSnapshot;
 use crate::db::SeatState;
 use crate::venue::seating::EventLayout;
@@ -20,50 +20,6 @@ use crate::venue::seating::EventLayout;
 /// How many feed messages a slow viewer may fall behind before it is resent
 /// a full snapshot instead.
 const FEED_CAPACITY: usize = 256;
-
-/// The mutable part of one seat, as last seen.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct SeatCell {
-    pub(super) state: SeatState,
-    pub(super) version: i64,
-    pub(super) hold_expires_ms: Option<i64>,
-    /// Blocked by staff (kept while a counter sale holds it).
-    pub(super) blocked: bool,
-    /// The holder's tag ([`holder_tag`]), while someone holds or pays for it.
-    pub(super) holder: Option<i32>,
-    /// The board's `seq` when this cell last changed.
-    pub(super) seq: u64,
-}
-
-impl SeatCell {
-    /// What the seat is now, for staff (fans see [`SeatStatus::for_fans`]).
-    fn status(&self, now_ms: i64) -> SeatStatus {
-        let lapsed = self.hold_expires_ms.is_some_and(|t| t <= now_ms);
-        match self.state {
-            SeatState::Available => SeatStatus::Available,
-            SeatState::Blocked => SeatStatus::Blocked,
-            // Lazy expiry, as in the hold predicate: a lapsed lease is free
-            // now, or blocked again if it was a counter sale of a blocked seat.
-            SeatState::Held if lapsed && self.blocked => SeatStatus::Blocked,
-            SeatState::Held if lapsed => SeatStatus::Available,
-            SeatState::Held | SeatState::PaymentPending => SeatStatus::Held,
-            SeatState::Sold => SeatStatus::Sold,
-        }
-    }
-}
-
-/// The 32 bits of a holder's id the board keeps (the first four bytes, as
-/// the database's `holder_tag` takes them): a different tag is surely
-/// someone else; the same tag is perhaps the same fan.
-pub fn holder_tag(holder: Uuid) -> i32 {
-    let b = holder.as_bytes();
-    i32::from_be_bytes([b[0], b[1], b[2], b[3]])
-}
-
-/// One changed seat as the trigger reports it.
-#[derive(Debug, Clone, Deserialize)]
-pub(super) struct Change(String, i64, SeatState, Option<i64>, bool, #[serde(default)] Option<i32>);
-
 
 #[derive(Default)]
 pub(super) struct Cells {

@@ -20,6 +20,7 @@
 //! connection is lost, changes may have been missed: the board reloads every
 //! event it holds and tells viewers to take a fresh snapshot.
 
+mod cell;
 mod event;
 mod snapshot;
 
@@ -38,8 +39,9 @@ use crate::db::SeatState;
 use crate::error::{EngineError, Result};
 pub use crate::venue::seating::{EventLayout, LayoutRow, LayoutSeat, LayoutSection};
 use crate::Engine;
-use event::{Change, SeatCell};
-pub use event::{holder_tag, FeedMessage, LiveEvent, View};
+use cell::{Change, SeatCell};
+pub use cell::holder_tag;
+pub use event::{FeedMessage, LiveEvent, View};
 pub use snapshot::BoardSnapshot;
 
 use crate::notices;
