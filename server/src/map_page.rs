@@ -1,36 +1,34 @@
-//! The seat-map page in gzip without compressing its map per request.
+//! The seat-map page around a map drawn, and compressed, once per drawing.
 //!
 //! A fan's page is the map (the same bytes for every fan until the board
 //! moves on, over a megabyte of SVG at 10,000 seats) wrapped in a few
-//! kilobytes that are the fan's own (session, tokens, nonce). Compressing
-//! the whole page per request was the page's main cost. A DEFLATE stream
-//! may be cut into pieces, each ended on a byte boundary by a sync flush and
-//! made by its own compressor, so the map is deflated once per drawing and
-//! each page deflates only its own parts around it; the gzip trailer's CRC
-//! is combined from the pieces' CRCs. The answer is one ordinary gzip
-//! member, the same bytes any decoder would get from compressing the page
-//! whole.
+//! kilobytes that are the fan's own (session, tokens, nonce). The page is
+//! rendered with a marker where the map goes and the drawing left in the
+//! request's [`MapSlot`]; this layer answers with the page's own parts
+//! around the drawing's bytes, which are never copied per request.
+//!
+//! In gzip the map is deflated once per drawing: a DEFLATE stream may be cut
+//! into pieces, each ended on a byte boundary by a sync flush and made by
+//! its own compressor, so each page deflates only its own parts around the
+//! map's piece, and the gzip trailer's CRC is combined from the pieces'
+//! CRCs. The answer is one ordinary gzip member.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::header::{CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, VARY};
-use axum::http::{HeaderValue, Method, StatusCode};
+use axum::http::header::{CONTENT_ENCODING, CONTENT_LENGTH, VARY};
+use axum::http::{HeaderValue, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use flate2::{Compress, Compression, Crc, FlushCompress, Status};
+use frontrow_app::seatmap::MapSlot;
 use frontrow_model::AppError;
 
-/// The markup that opens a drawn map (a whole venue, a section, or the
-/// overview); each drawing is one `<svg>` with no other inside it.
-const MAP_STARTS: [&[u8]; 2] = [b"<svg id=\"seat-map\"", b"<svg id=\"venue-overview\""];
-const MAP_END: &[u8] = b"</svg>";
-/// Below this a map is not worth a piece of its own.
-const SMALLEST_MAP: usize = 16 * 1024;
 /// The fan's own parts, compressed per page (the level the rest of the
 /// site's answers get).
 const PAGE_LEVEL: u32 = 4;
@@ -38,37 +36,46 @@ const PAGE_LEVEL: u32 = 4;
 const MAP_LEVEL: u32 = 6;
 /// Drawings kept: a few views of each event on sale.
 const KEPT: usize = 64;
-/// A page bigger than this is passed on as it is.
-const LARGEST_PAGE: usize = 64 * 1024 * 1024;
+/// A page bigger than this is passed on as it is (the page without its map
+/// is some kilobytes).
+const LARGEST_PAGE: usize = 16 * 1024 * 1024;
 
-/// A drawn map and its deflated form.
+/// A drawing's bytes as a body chunk, shared, not copied.
+struct Drawing(Arc<str>);
+
+impl AsRef<[u8]> for Drawing {
+    fn as_ref(&self) -> &[u8] {
+        self.0.as_bytes()
+    }
+}
+
+/// A drawn map, plain and deflated.
 struct MapPiece {
-    svg: Bytes,
+    plain: Bytes,
     deflated: Bytes,
     crc: Crc,
     used: Mutex<Instant>,
 }
 
-/// The deflated maps, found again by a fingerprint of their bytes and then
-/// compared byte for byte (a fingerprint alone could match another map).
+/// The drawings' pieces, found by the drawing's own allocation: the piece
+/// holds the drawing, so its address is not reused while it is kept.
 #[derive(Default)]
 pub struct MapPieces {
-    pieces: Mutex<HashMap<u64, Arc<MapPiece>>>,
+    pieces: Mutex<HashMap<usize, Arc<MapPiece>>>,
 }
 
 impl MapPieces {
-    fn piece(&self, svg: &[u8]) -> std::io::Result<Arc<MapPiece>> {
-        let key = fingerprint(svg);
-        let found = self.pieces.lock().unwrap_or_else(|e| e.into_inner()).get(&key).cloned();
-        if let Some(piece) = found.filter(|p| p.svg.as_ref() == svg) {
+    fn piece(&self, svg: Arc<str>) -> std::io::Result<Arc<MapPiece>> {
+        let key = Arc::as_ptr(&svg).cast::<u8>() as usize;
+        if let Some(piece) = self.pieces.lock().unwrap_or_else(|e| e.into_inner()).get(&key).cloned() {
             *piece.used.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
             return Ok(piece);
         }
         let mut crc = Crc::new();
-        crc.update(svg);
+        crc.update(svg.as_bytes());
         let piece = Arc::new(MapPiece {
-            svg: Bytes::copy_from_slice(svg),
-            deflated: Bytes::from(deflate(svg, MAP_LEVEL, FlushCompress::Sync)?),
+            deflated: Bytes::from(deflate(svg.as_bytes(), MAP_LEVEL, FlushCompress::Sync)?),
+            plain: Bytes::from_owner(Drawing(svg)),
             crc,
             used: Mutex::new(Instant::now()),
         });
@@ -83,50 +90,54 @@ impl MapPieces {
         Ok(piece)
     }
 
-    /// `page` in gzip, its map deflated once; `None` when it has no map
-    /// worth it (the caller compresses it the usual way).
-    pub fn gzip(&self, page: &[u8]) -> std::io::Result<Option<Vec<u8>>> {
-        let Some((start, end)) = find_map(page) else { return Ok(None) };
-        let (before, after) = (&page[..start], &page[end..]);
-        let piece = self.piece(&page[start..end])?;
-        let mut out = Vec::with_capacity(piece.deflated.len() + (before.len() + after.len()) / 4 + 64);
+    /// The page with `svg` in place of `at`'s marker, as body chunks: in
+    /// gzip (one member) or plain.
+    fn page_with_map(&self, page: &Bytes, at: usize, svg: Arc<str>, gzip: bool) -> std::io::Result<Vec<Bytes>> {
+        let (before, after) = (page.slice(..at), page.slice(at + MapSlot::MARKER.len()..));
+        let piece = self.piece(svg)?;
+        if !gzip {
+            return Ok(vec![before, piece.plain.clone(), after]);
+        }
         // The gzip header: deflate, no name, no time, unknown system.
-        out.extend_from_slice(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
-        out.extend_from_slice(&deflate(before, PAGE_LEVEL, FlushCompress::Sync)?);
-        out.extend_from_slice(&piece.deflated);
-        out.extend_from_slice(&deflate(after, PAGE_LEVEL, FlushCompress::Finish)?);
+        let mut head = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
+        head.extend_from_slice(&deflate_page_part(&before, FlushCompress::Sync)?);
+        let mut tail = deflate_page_part(&after, FlushCompress::Finish)?;
         let mut crc = Crc::new();
-        crc.update(before);
+        crc.update(&before);
         crc.combine(&piece.crc);
         let mut rest = Crc::new();
-        rest.update(after);
+        rest.update(&after);
         crc.combine(&rest);
-        out.extend_from_slice(&crc.sum().to_le_bytes());
-        out.extend_from_slice(&crc.amount().to_le_bytes());
-        Ok(Some(out))
+        tail.extend_from_slice(&crc.sum().to_le_bytes());
+        tail.extend_from_slice(&crc.amount().to_le_bytes());
+        Ok(vec![Bytes::from(head), piece.deflated.clone(), Bytes::from(tail)])
     }
 }
 
-/// Where the map's bytes are in the page.
-fn find_map(page: &[u8]) -> Option<(usize, usize)> {
-    let start = MAP_STARTS.iter().filter_map(|opening| memchr::memmem::find(page, opening)).min()?;
-    let end = start + memchr::memmem::find(&page[start..], MAP_END)? + MAP_END.len();
-    (end - start >= SMALLEST_MAP).then_some((start, end))
+thread_local! {
+    /// The page parts' compressor, one per worker thread and reset for each
+    /// part: making one allocates and clears its tables, which cost more
+    /// than compressing a page's own few kilobytes.
+    static PAGE_COMPRESSOR: RefCell<Compress> = RefCell::new(Compress::new(Compression::new(PAGE_LEVEL), false));
 }
 
-fn fingerprint(svg: &[u8]) -> u64 {
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    svg.len().hash(&mut hasher);
-    svg[..svg.len().min(512)].hash(&mut hasher);
-    svg[svg.len().saturating_sub(512)..].hash(&mut hasher);
-    hasher.finish()
+/// Raw DEFLATE of a page's own part (see [`deflate_with`]).
+fn deflate_page_part(data: &[u8], flush: FlushCompress) -> std::io::Result<Vec<u8>> {
+    PAGE_COMPRESSOR.with_borrow_mut(|compressor| deflate_with(compressor, data, flush))
 }
 
-/// Raw DEFLATE of `data` by a compressor of its own, ended by `flush`: a
+/// Raw DEFLATE of `data` by a compressor of its own, ended by `flush` (see
+/// [`deflate_with`]).
+fn deflate(data: &[u8], level: u32, flush: FlushCompress) -> std::io::Result<Vec<u8>> {
+    deflate_with(&mut Compress::new(Compression::new(level), false), data, flush)
+}
+
+/// Raw DEFLATE of `data` as a stream of its own (the compressor is reset
+/// first, so nothing refers back to data before it), ended by `flush`: a
 /// sync flush ends on a byte boundary with the stream still open, so the
 /// next piece can follow; `Finish` ends the stream.
-fn deflate(data: &[u8], level: u32, flush: FlushCompress) -> std::io::Result<Vec<u8>> {
-    let mut compressor = Compress::new(Compression::new(level), false);
+fn deflate_with(compressor: &mut Compress, data: &[u8], flush: FlushCompress) -> std::io::Result<Vec<u8>> {
+    compressor.reset();
     let mut out = Vec::with_capacity(data.len() / 4 + 64);
     loop {
         if out.len() == out.capacity() {
@@ -146,37 +157,47 @@ fn deflate(data: &[u8], level: u32, flush: FlushCompress) -> std::io::Result<Vec
     }
 }
 
-/// Answers an event's page in gzip with its map's piece deflated once.
-/// Other answers, and clients that take no gzip, pass on to the usual
-/// compression.
-pub async fn gzip_map_pages(State(pieces): State<Arc<MapPieces>>, request: Request, next: Next) -> Response {
-    let wanted = request.method() == Method::GET && request.uri().path().starts_with("/events/") && crate::prepared::accepts(request.headers(), "gzip");
-    let response = next.run(request).await;
-    let is_html = response.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|t| t.starts_with("text/html"));
-    if !wanted || response.status() != StatusCode::OK || !is_html || response.headers().contains_key(CONTENT_ENCODING) {
-        return response;
+/// Gives an event page's request a slot for its map and answers with the
+/// page around the drawing: in gzip when the client takes it (the map's
+/// piece deflated once), else plain for the usual compression to handle.
+pub async fn put_in_maps(State(pieces): State<Arc<MapPieces>>, mut request: Request, next: Next) -> Response {
+    if request.method() != Method::GET || !request.uri().path().starts_with("/events/") {
+        return next.run(request).await;
     }
+    let gzip = crate::prepared::accepts(request.headers(), "gzip");
+    let slot = MapSlot::default();
+    request.extensions_mut().insert(slot.clone());
+    let response = next.run(request).await;
+    let Some(svg) = slot.take() else { return response };
     let (mut parts, body) = response.into_parts();
     let page = match axum::body::to_bytes(body, LARGEST_PAGE).await {
         Ok(page) => page,
         Err(e) => {
-            tracing::error!(error = %e, "reading a page to compress it");
+            tracing::error!(error = %e, "reading a page to put its map in");
             return AppError::internal().into_response();
         }
     };
-    match pieces.gzip(&page) {
-        Ok(Some(gzip)) => {
-            parts.headers.remove(CONTENT_LENGTH);
-            parts.headers.insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
-            parts.headers.append(VARY, HeaderValue::from_static("accept-encoding"));
-            Response::from_parts(parts, Body::from(gzip))
-        }
-        Ok(None) => Response::from_parts(parts, Body::from(page)),
+    // A page that rendered no map (a redirect to the waiting room) has no
+    // marker: it goes as it is.
+    let Some(at) = memchr::memmem::find(&page, MapSlot::MARKER.as_bytes()) else {
+        return Response::from_parts(parts, Body::from(page));
+    };
+    let gzip = gzip && !parts.headers.contains_key(CONTENT_ENCODING);
+    let chunks = match pieces.page_with_map(&page, at, svg, gzip) {
+        Ok(chunks) => chunks,
         Err(e) => {
             tracing::error!(error = %e, "compressing a page");
-            Response::from_parts(parts, Body::from(page))
+            return AppError::internal().into_response();
         }
+    };
+    let length: usize = chunks.iter().map(Bytes::len).sum();
+    parts.headers.insert(CONTENT_LENGTH, HeaderValue::from(length));
+    if gzip {
+        parts.headers.insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+        parts.headers.append(VARY, HeaderValue::from_static("accept-encoding"));
     }
+    let body = Body::from_stream(futures_util::stream::iter(chunks.into_iter().map(Ok::<_, Infallible>)));
+    Response::from_parts(parts, body)
 }
 
 #[cfg(test)]
@@ -204,37 +225,58 @@ mod tests {
         format!(r#"<!DOCTYPE html><html><head><meta name="fan" content="{fan}"></head><body><div id="map-viewport">{svg}</div><script>{fan}</script></body></html>"#)
     }
 
+    /// The page as rendered (the marker in the map's place) and as sent.
+    fn rendered(fan: &str) -> Bytes {
+        Bytes::from(page(fan, MapSlot::MARKER))
+    }
+
+    fn sent(pieces: &MapPieces, fan: &str, svg: &Arc<str>, gzip: bool) -> Vec<u8> {
+        let page = rendered(fan);
+        let at = memchr::memmem::find(&page, MapSlot::MARKER.as_bytes()).expect("the marker");
+        pieces.page_with_map(&page, at, svg.clone(), gzip).expect("the page").concat()
+    }
+
     #[test]
-    fn a_page_decodes_to_itself_and_its_map_is_deflated_once() {
+    fn a_page_decodes_to_itself_with_its_map_and_the_map_is_deflated_once() {
         let pieces = MapPieces::default();
-        let svg = map(2_000, 7);
+        let svg: Arc<str> = map(2_000, 7).into();
         for fan in ["ada", "grace", "linus"] {
-            let page = page(fan, &svg);
-            let gzip = pieces.gzip(page.as_bytes()).expect("compressed").expect("the page has a map");
-            assert_eq!(gunzip(&gzip), page.as_bytes());
-            assert!(gzip.len() < page.len() / 5, "compressed to {} of {}", gzip.len(), page.len());
+            let whole = page(fan, &svg);
+            let gzip = sent(&pieces, fan, &svg, true);
+            assert_eq!(gunzip(&gzip), whole.as_bytes());
+            assert!(gzip.len() < whole.len() / 5, "compressed to {} of {}", gzip.len(), whole.len());
+            assert_eq!(sent(&pieces, fan, &svg, false), whole.as_bytes(), "plain");
         }
         assert_eq!(pieces.pieces.lock().unwrap().len(), 1, "one drawing, one piece");
-        // A new drawing of the same size is a new piece, never the old bytes.
-        let changed = page("ada", &map(2_000, 8));
-        assert_eq!(changed.len(), page("ada", &svg).len());
-        assert_eq!(gunzip(&pieces.gzip(changed.as_bytes()).unwrap().unwrap()), changed.as_bytes());
+        // A new drawing, even of the same size, is a new piece, never the old bytes.
+        let redrawn: Arc<str> = map(2_000, 8).into();
+        assert_eq!(gunzip(&sent(&pieces, "ada", &redrawn, true)), page("ada", &redrawn).as_bytes());
+        assert_eq!(pieces.pieces.lock().unwrap().len(), 2);
     }
 
     #[test]
-    fn pages_without_a_big_map_are_left_to_the_usual_compression() {
+    fn a_map_alone_or_a_tiny_one_still_makes_a_valid_stream() {
         let pieces = MapPieces::default();
-        assert!(pieces.gzip(b"<html><body>no map</body></html>").unwrap().is_none());
-        assert!(pieces.gzip(page("ada", &map(3, 0)).as_bytes()).unwrap().is_none());
-        // An opening without its end.
-        assert!(pieces.gzip(b"<svg id=\"seat-map\" ...").unwrap().is_none());
+        for svg in [map(1_000, 1), map(1, 0), String::new()] {
+            let svg: Arc<str> = svg.into();
+            let page = Bytes::from_static(MapSlot::MARKER.as_bytes());
+            let gzip = pieces.page_with_map(&page, 0, svg.clone(), true).unwrap().concat();
+            assert_eq!(gunzip(&gzip), svg.as_bytes());
+        }
     }
 
     #[test]
-    fn empty_parts_around_the_map_still_make_a_valid_stream() {
+    fn the_oldest_drawing_goes_when_too_many_are_kept() {
         let pieces = MapPieces::default();
-        let svg = map(1_000, 1);
-        assert_eq!(gunzip(&pieces.gzip(svg.as_bytes()).unwrap().unwrap()), svg.as_bytes());
+        let first: Arc<str> = map(10, 0).into();
+        sent(&pieces, "ada", &first, true);
+        let later: Vec<Arc<str>> = (1..=KEPT).map(|n| map(10, n).into()).collect();
+        for svg in &later {
+            sent(&pieces, "ada", svg, true);
+        }
+        let kept = pieces.pieces.lock().unwrap();
+        assert_eq!(kept.len(), KEPT);
+        assert!(!kept.contains_key(&(Arc::as_ptr(&first).cast::<u8>() as usize)));
     }
 
     #[test]

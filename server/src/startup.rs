@@ -315,9 +315,10 @@ fn router(state: AppState) -> Router {
         // compressing a seat-map page cost more than rendering it, the F5
         // storm's biggest expense, for a few percent of size. (The prepared
         // seat list carries its own gzip and brotli, made once per revision.)
-        // An event's page is gzipped around its map, which is deflated
-        // once per drawing (see map_page); other answers pass through.
-        .layer(axum::middleware::from_fn_with_state(Arc::new(crate::map_page::MapPieces::default()), crate::map_page::gzip_map_pages))
+        // An event's page is rendered without its map, which this layer
+        // puts in (in gzip deflated once per drawing, see map_page); other
+        // answers pass through.
+        .layer(axum::middleware::from_fn_with_state(Arc::new(crate::map_page::MapPieces::default()), crate::map_page::put_in_maps))
         .layer(CompressionLayer::new().br(false).quality(tower_http::CompressionLevel::Precise(4)))
         .layer(PropagateRequestIdLayer::new(x_request_id.clone()))
         .layer(TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {

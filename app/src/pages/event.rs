@@ -81,7 +81,7 @@ pub async fn load_event_page(event_id: String, section: Option<String>, block: O
             Shown::Whole => layout.sections.iter().filter(|s| !s.is_standing()).map(|s| s.name.clone()).collect(),
             _ => Vec::new(),
         },
-        svg: map.as_ref().map(|m| m.svg.to_string()).unwrap_or_default(),
+        svg: map.as_ref().map(|m| map_or_marker(&m.svg)).unwrap_or_default(),
         epoch: map.as_ref().map_or(board.epoch, |m| m.epoch),
         seq: map.as_ref().map_or(board.seq, |m| m.seq),
         feed,
@@ -100,6 +100,20 @@ pub async fn load_event_page(event_id: String, section: Option<String>, block: O
         queue_token: admission.and_then(|a| a.1),
         shown,
     }))
+}
+
+/// The map for the page's markup: the marker when the server puts the map
+/// in after rendering (a page request), else the map itself.
+#[cfg(feature = "ssr")]
+fn map_or_marker(svg: &std::sync::Arc<str>) -> String {
+    use crate::seatmap::MapSlot;
+    match use_context::<http::request::Parts>().and_then(|parts| parts.extensions.get::<MapSlot>().cloned()) {
+        Some(slot) => {
+            slot.put(svg.clone());
+            MapSlot::MARKER.to_owned()
+        }
+        None => svg.to_string(),
+    }
 }
 
 /// Renders an event page's data, or where the fan must go instead.

@@ -106,6 +106,35 @@ pub struct DrawnMap {
     pub seq: u64,
 }
 
+/// Where a page's map goes when the server puts it in after rendering.
+///
+/// The map is the same megabyte for every fan until the board moves on;
+/// rendering it into each page, then reading it back to find it, copied it
+/// several times per request. The server gives each event page's request a
+/// slot; the page renders [`MapSlot::MARKER`] in the map's place and leaves
+/// the drawing here, and the server answers with the page around the
+/// drawing's own bytes (kept compressed once per drawing). A request
+/// without a slot (the server function called from the browser) gets the
+/// map in its answer as before.
+#[derive(Debug, Clone, Default)]
+pub struct MapSlot(Arc<Mutex<Option<Arc<str>>>>);
+
+impl MapSlot {
+    /// Stands in the rendered page for the map. It cannot come from data:
+    /// every text the page shows is escaped, so no `<!--` of its own.
+    pub const MARKER: &'static str = "<!--frontrow:seat-map-->";
+
+    /// Leaves the drawing in the slot; the page shows the marker.
+    pub fn put(&self, svg: Arc<str>) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(svg);
+    }
+
+    /// The drawing left for this request, if any.
+    pub fn take(&self) -> Option<Arc<str>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+}
+
 /// Where the places of a standing area (and a section's seats) are picked.
 pub fn section_href(event_id: Uuid, section: &str) -> String {
     format!("/events/{event_id}/sections/{section}")
