@@ -234,7 +234,7 @@ kill "$nginx_pid" 2>/dev/null || true; wait "$nginx_pid" 2>/dev/null || true; ng
 rm -rf "$ngx"
 
 step "the whole cluster"
-fr audit >"$out/audit-all.json" 2>/dev/null || { echo "bench: the audit of every event failed"; status=1; }
+RUST_LOG=error fr audit >"$out/audit-all.json" 2>/dev/null || { echo "bench: the audit of every event failed"; status=1; }
 
 # ------------------------------------------------------------------ report
 mem=$(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
