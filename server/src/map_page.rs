@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::header::{CONTENT_ENCODING, CONTENT_LENGTH, VARY};
+use axum::http::header::{CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, VARY};
 use axum::http::{HeaderValue, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -36,6 +36,9 @@ const PAGE_LEVEL: u32 = 4;
 const MAP_LEVEL: u32 = 6;
 /// Drawings kept: a few views of each event on sale.
 const KEPT: usize = 64;
+/// A smaller map (a section's block, a small hall) is deflated with its
+/// page rather than kept.
+const SMALLEST_MAP: usize = 16 * 1024;
 /// A page bigger than this is passed on as it is (the page without its map
 /// is some kilobytes).
 const LARGEST_PAGE: usize = 16 * 1024 * 1024;
@@ -49,75 +52,104 @@ impl AsRef<[u8]> for Drawing {
     }
 }
 
-/// A drawn map, plain and deflated.
-struct MapPiece {
-    plain: Bytes,
-    deflated: Bytes,
+/// A drawing deflated, ready to go between a page's parts.
+struct Deflated {
+    bytes: Bytes,
     crc: Crc,
+}
+
+impl Deflated {
+    fn new(svg: &str, compress: impl FnOnce(&[u8]) -> std::io::Result<Vec<u8>>) -> std::io::Result<Self> {
+        let mut crc = Crc::new();
+        crc.update(svg.as_bytes());
+        Ok(Deflated { bytes: Bytes::from(compress(svg.as_bytes())?), crc })
+    }
+}
+
+/// A kept drawing, deflated once by the first request that needs it (the
+/// others wait for that one). It holds the drawing, so the drawing's
+/// address, its key, is not reused while it is kept.
+struct MapPiece {
+    drawing: Arc<str>,
+    deflated: tokio::sync::OnceCell<Deflated>,
     used: Mutex<Instant>,
 }
 
-/// The drawings' pieces, found by the drawing's own allocation: the piece
-/// holds the drawing, so its address is not reused while it is kept.
+/// The drawings' pieces, found by the drawing's own allocation.
 #[derive(Default)]
 pub struct MapPieces {
     pieces: Mutex<HashMap<usize, Arc<MapPiece>>>,
 }
 
 impl MapPieces {
-    fn piece(&self, svg: Arc<str>) -> std::io::Result<Arc<MapPiece>> {
+    fn piece(&self, svg: Arc<str>) -> Arc<MapPiece> {
         let key = Arc::as_ptr(&svg).cast::<u8>() as usize;
-        if let Some(piece) = self.pieces.lock().unwrap_or_else(|e| e.into_inner()).get(&key).cloned() {
-            *piece.used.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
-            return Ok(piece);
-        }
-        let mut crc = Crc::new();
-        crc.update(svg.as_bytes());
-        let piece = Arc::new(MapPiece {
-            deflated: Bytes::from(deflate(svg.as_bytes(), MAP_LEVEL, FlushCompress::Sync)?),
-            plain: Bytes::from_owner(Drawing(svg)),
-            crc,
-            used: Mutex::new(Instant::now()),
-        });
         let mut pieces = self.pieces.lock().unwrap_or_else(|e| e.into_inner());
-        if pieces.len() >= KEPT && !pieces.contains_key(&key) {
+        if let Some(piece) = pieces.get(&key) {
+            *piece.used.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+            return piece.clone();
+        }
+        if pieces.len() >= KEPT {
             let oldest = pieces.iter().min_by_key(|(_, p)| *p.used.lock().unwrap_or_else(|e| e.into_inner())).map(|(k, _)| *k);
             if let Some(oldest) = oldest {
                 pieces.remove(&oldest);
             }
         }
+        let piece = Arc::new(MapPiece { drawing: svg, deflated: tokio::sync::OnceCell::new(), used: Mutex::new(Instant::now()) });
         pieces.insert(key, piece.clone());
-        Ok(piece)
+        piece
     }
 
     /// The page with `svg` in place of `at`'s marker, as body chunks: in
     /// gzip (one member) or plain.
-    fn page_with_map(&self, page: &Bytes, at: usize, svg: Arc<str>, gzip: bool) -> std::io::Result<Vec<Bytes>> {
+    async fn page_with_map(&self, page: &Bytes, at: usize, svg: Arc<str>, gzip: bool) -> std::io::Result<Vec<Bytes>> {
         let (before, after) = (page.slice(..at), page.slice(at + MapSlot::MARKER.len()..));
-        let piece = self.piece(svg)?;
         if !gzip {
-            return Ok(vec![before, piece.plain.clone(), after]);
+            return Ok(vec![before, Bytes::from_owner(Drawing(svg)), after]);
         }
-        // The gzip header: deflate, no name, no time, unknown system.
-        let mut head = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
-        head.extend_from_slice(&deflate_page_part(&before, FlushCompress::Sync)?);
-        let mut tail = deflate_page_part(&after, FlushCompress::Finish)?;
-        let mut crc = Crc::new();
-        crc.update(&before);
-        crc.combine(&piece.crc);
-        let mut rest = Crc::new();
-        rest.update(&after);
-        crc.combine(&rest);
-        tail.extend_from_slice(&crc.sum().to_le_bytes());
-        tail.extend_from_slice(&crc.amount().to_le_bytes());
-        Ok(vec![Bytes::from(head), piece.deflated.clone(), Bytes::from(tail)])
+        if svg.len() < SMALLEST_MAP {
+            let map = Deflated::new(&svg, |map| deflate_page_part(map, FlushCompress::Sync))?;
+            return gzip_around(&before, &map, &after);
+        }
+        let piece = self.piece(svg);
+        // Deflating a big map takes a while: off the async workers.
+        let map = piece
+            .deflated
+            .get_or_try_init(|| {
+                let svg = piece.drawing.clone();
+                async move {
+                    tokio::task::spawn_blocking(move || Deflated::new(&svg, |map| deflate(map, MAP_LEVEL, FlushCompress::Sync)))
+                        .await
+                        .map_err(std::io::Error::other)?
+                }
+            })
+            .await?;
+        gzip_around(&before, map, &after)
     }
+}
+
+/// One gzip member: the page's part before the map, the map's deflated
+/// piece and the part after it, with the CRC combined from the three.
+fn gzip_around(before: &[u8], map: &Deflated, after: &[u8]) -> std::io::Result<Vec<Bytes>> {
+    // The gzip header: deflate, no name, no time, unknown system.
+    let mut head = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
+    head.extend_from_slice(&deflate_page_part(before, FlushCompress::Sync)?);
+    let mut tail = deflate_page_part(after, FlushCompress::Finish)?;
+    let mut crc = Crc::new();
+    crc.update(before);
+    crc.combine(&map.crc);
+    let mut rest = Crc::new();
+    rest.update(after);
+    crc.combine(&rest);
+    tail.extend_from_slice(&crc.sum().to_le_bytes());
+    tail.extend_from_slice(&crc.amount().to_le_bytes());
+    Ok(vec![Bytes::from(head), map.bytes.clone(), Bytes::from(tail)])
 }
 
 thread_local! {
     /// The page parts' compressor, one per worker thread and reset for each
-    /// part: making one allocates and clears its tables, which cost more
-    /// than compressing a page's own few kilobytes.
+    /// part: making one allocates some hundred kilobytes of tables, which
+    /// cost more than compressing a page's own few kilobytes.
     static PAGE_COMPRESSOR: RefCell<Compress> = RefCell::new(Compress::new(Compression::new(PAGE_LEVEL), false));
 }
 
@@ -168,7 +200,12 @@ pub async fn put_in_maps(State(pieces): State<Arc<MapPieces>>, mut request: Requ
     let slot = MapSlot::default();
     request.extensions_mut().insert(slot.clone());
     let response = next.run(request).await;
-    let Some(svg) = slot.take() else { return response };
+    let is_html = response.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|t| t.starts_with("text/html"));
+    if !is_html {
+        return response;
+    }
+    // The whole page first: a page that streamed would fill the slot only
+    // as its body is made.
     let (mut parts, body) = response.into_parts();
     let page = match axum::body::to_bytes(body, LARGEST_PAGE).await {
         Ok(page) => page,
@@ -177,13 +214,19 @@ pub async fn put_in_maps(State(pieces): State<Arc<MapPieces>>, mut request: Requ
             return AppError::internal().into_response();
         }
     };
-    // A page that rendered no map (a redirect to the waiting room) has no
-    // marker: it goes as it is.
-    let Some(at) = memchr::memmem::find(&page, MapSlot::MARKER.as_bytes()) else {
-        return Response::from_parts(parts, Body::from(page));
+    let marker = memchr::memmem::find(&page, MapSlot::MARKER.as_bytes());
+    let (at, svg) = match (marker, slot.take()) {
+        (Some(at), Some(svg)) => (at, svg),
+        // A page that drew no map, or rendered none (a fan sent to the
+        // waiting room), goes as it is.
+        (None, _) => return Response::from_parts(parts, Body::from(page)),
+        (Some(_), None) => {
+            tracing::error!("a page marks a seat map but left none to put in");
+            return AppError::internal().into_response();
+        }
     };
     let gzip = gzip && !parts.headers.contains_key(CONTENT_ENCODING);
-    let chunks = match pieces.page_with_map(&page, at, svg, gzip) {
+    let chunks = match pieces.page_with_map(&page, at, svg, gzip).await {
         Ok(chunks) => chunks,
         Err(e) => {
             tracing::error!(error = %e, "compressing a page");
@@ -230,49 +273,56 @@ mod tests {
         Bytes::from(page(fan, MapSlot::MARKER))
     }
 
-    fn sent(pieces: &MapPieces, fan: &str, svg: &Arc<str>, gzip: bool) -> Vec<u8> {
+    async fn sent(pieces: &MapPieces, fan: &str, svg: &Arc<str>, gzip: bool) -> Vec<u8> {
         let page = rendered(fan);
         let at = memchr::memmem::find(&page, MapSlot::MARKER.as_bytes()).expect("the marker");
-        pieces.page_with_map(&page, at, svg.clone(), gzip).expect("the page").concat()
+        pieces.page_with_map(&page, at, svg.clone(), gzip).await.expect("the page").concat()
     }
 
-    #[test]
-    fn a_page_decodes_to_itself_with_its_map_and_the_map_is_deflated_once() {
+    #[tokio::test]
+    async fn a_page_decodes_to_itself_with_its_map_and_the_map_is_deflated_once() {
         let pieces = MapPieces::default();
         let svg: Arc<str> = map(2_000, 7).into();
         for fan in ["ada", "grace", "linus"] {
             let whole = page(fan, &svg);
-            let gzip = sent(&pieces, fan, &svg, true);
+            let gzip = sent(&pieces, fan, &svg, true).await;
             assert_eq!(gunzip(&gzip), whole.as_bytes());
             assert!(gzip.len() < whole.len() / 5, "compressed to {} of {}", gzip.len(), whole.len());
-            assert_eq!(sent(&pieces, fan, &svg, false), whole.as_bytes(), "plain");
+            assert_eq!(sent(&pieces, fan, &svg, false).await, whole.as_bytes(), "plain");
         }
         assert_eq!(pieces.pieces.lock().unwrap().len(), 1, "one drawing, one piece");
         // A new drawing, even of the same size, is a new piece, never the old bytes.
         let redrawn: Arc<str> = map(2_000, 8).into();
-        assert_eq!(gunzip(&sent(&pieces, "ada", &redrawn, true)), page("ada", &redrawn).as_bytes());
+        assert_eq!(gunzip(&sent(&pieces, "ada", &redrawn, true).await), page("ada", &redrawn).as_bytes());
         assert_eq!(pieces.pieces.lock().unwrap().len(), 2);
     }
 
-    #[test]
-    fn a_map_alone_or_a_tiny_one_still_makes_a_valid_stream() {
+    #[tokio::test]
+    async fn a_map_alone_or_a_small_one_still_makes_a_valid_stream_and_only_big_ones_are_kept() {
         let pieces = MapPieces::default();
-        for svg in [map(1_000, 1), map(1, 0), String::new()] {
+        for svg in [map(1_000, 1), map(10, 0), map(1, 0), String::new()] {
             let svg: Arc<str> = svg.into();
             let page = Bytes::from_static(MapSlot::MARKER.as_bytes());
-            let gzip = pieces.page_with_map(&page, 0, svg.clone(), true).unwrap().concat();
+            let gzip = pieces.page_with_map(&page, 0, svg.clone(), true).await.unwrap().concat();
             assert_eq!(gunzip(&gzip), svg.as_bytes());
+            assert_eq!(gunzip(&sent(&pieces, "ada", &svg, true).await), page_of("ada", &svg));
         }
+        assert_eq!(pieces.pieces.lock().unwrap().len(), 1, "only the map over {SMALLEST_MAP} bytes is kept");
     }
 
-    #[test]
-    fn the_oldest_drawing_goes_when_too_many_are_kept() {
+    fn page_of(fan: &str, svg: &str) -> Vec<u8> {
+        page(fan, svg).into_bytes()
+    }
+
+    #[tokio::test]
+    async fn the_oldest_drawing_goes_when_too_many_are_kept() {
         let pieces = MapPieces::default();
-        let first: Arc<str> = map(10, 0).into();
-        sent(&pieces, "ada", &first, true);
-        let later: Vec<Arc<str>> = (1..=KEPT).map(|n| map(10, n).into()).collect();
+        let first: Arc<str> = map(300, 0).into();
+        assert!(first.len() >= SMALLEST_MAP);
+        sent(&pieces, "ada", &first, true).await;
+        let later: Vec<Arc<str>> = (1..=KEPT).map(|n| map(300, n).into()).collect();
         for svg in &later {
-            sent(&pieces, "ada", svg, true);
+            sent(&pieces, "ada", svg, true).await;
         }
         let kept = pieces.pieces.lock().unwrap();
         assert_eq!(kept.len(), KEPT);
@@ -287,6 +337,7 @@ mod tests {
         assert!(accepts(&with("gzip, deflate, br"), "gzip"));
         assert!(accepts(&with("br;q=1.0, GZIP;q=0.5"), "gzip"));
         assert!(!accepts(&with("gzip;q=0, br"), "gzip"));
+        assert!(!accepts(&with("gzip; Q=0.0"), "gzip"));
         assert!(!accepts(&with("identity"), "gzip"));
         assert!(!accepts(&HeaderMap::new(), "gzip"));
     }

@@ -127,7 +127,8 @@ pub(crate) fn accepts(request: &HeaderMap, encoding: &str) -> bool {
         .any(|item| {
             let mut parts = item.split(';').map(str::trim);
             let named = parts.next().is_some_and(|name| name.eq_ignore_ascii_case(encoding));
-            named && !parts.any(|p| p.strip_prefix("q=").and_then(|q| q.parse::<f32>().ok()) == Some(0.0))
+            let refused = |p: &str| p.split_once('=').is_some_and(|(k, q)| k.trim().eq_ignore_ascii_case("q") && q.trim().parse::<f32>().ok() == Some(0.0));
+            named && !parts.any(refused)
         })
 }
 

@@ -67,7 +67,8 @@ pub async fn load_event_page(event_id: String, section: Option<String>, block: O
         None => None,
     };
     let standing = matches!(&shown, Shown::Section(place) if place.standing);
-    let map = if standing { None } else { Some(fans_map(&board, &view, settings.refresh)) };
+    // A fan sent to the waiting room is not shown the map.
+    let map = if standing || gate.is_some() { None } else { Some(fans_map(&board, &view, settings.refresh)) };
     let mut summary = board.summary();
     if let Shown::Section(place) = &shown {
         // The availability line speaks of this section.
