@@ -184,4 +184,9 @@ impl Engine {
     pub async fn listen(&self, stop: impl std::future::Future<Output = ()>) {
         venue::live::listen(self, stop).await
     }
+
+    /// Deletes seat changes every instance has long since read; returns how many.
+    pub async fn prune_seat_change_log(&self) -> Result<u64> {
+        venue::live::prune_change_log(self.pool()).await
+    }
 }

@@ -14,10 +14,8 @@
 //! CRCs. The answer is one ordinary gzip member.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::convert::Infallible;
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -34,8 +32,9 @@ use frontrow_model::AppError;
 const PAGE_LEVEL: u32 = 4;
 /// The map, compressed once per drawing.
 const MAP_LEVEL: u32 = 6;
-/// Drawings kept: a few views of each event on sale.
-const KEPT: usize = 64;
+/// The drawings kept with their pieces, in bytes: a few views of each event
+/// on sale (a 10,000-seat map is about a megabyte).
+const KEPT_BYTES: u64 = 64 * 1024 * 1024;
 /// A smaller map (a section's block, a small hall) is deflated with its
 /// page rather than kept.
 const SMALLEST_MAP: usize = 16 * 1024;
@@ -66,38 +65,57 @@ impl Deflated {
     }
 }
 
-/// A kept drawing, deflated once by the first request that needs it (the
-/// others wait for that one). It holds the drawing, so the drawing's
+/// A kept drawing with its piece. It holds the drawing, so the drawing's
 /// address, its key, is not reused while it is kept.
 struct MapPiece {
     drawing: Arc<str>,
-    deflated: tokio::sync::OnceCell<Deflated>,
-    used: Mutex<Instant>,
+    deflated: Deflated,
 }
 
-/// The drawings' pieces, found by the drawing's own allocation.
-#[derive(Default)]
+impl MapPiece {
+    /// What keeping it costs: the drawing may be kept by nothing else.
+    fn bytes(&self) -> usize {
+        self.drawing.len() + self.deflated.bytes.len()
+    }
+}
+
+/// The drawings' pieces, found by the drawing's own allocation and bounded
+/// by the bytes they keep. A new drawing is deflated once, by the first
+/// request that needs it; the others wait for that one.
 pub struct MapPieces {
-    pieces: Mutex<HashMap<usize, Arc<MapPiece>>>,
+    pieces: moka::future::Cache<usize, Arc<MapPiece>>,
+}
+
+impl Default for MapPieces {
+    fn default() -> Self {
+        Self::keeping(KEPT_BYTES)
+    }
 }
 
 impl MapPieces {
-    fn piece(&self, svg: Arc<str>) -> Arc<MapPiece> {
+    fn keeping(bytes: u64) -> Self {
+        let pieces = moka::future::Cache::builder()
+            .max_capacity(bytes)
+            .weigher(|_, piece: &Arc<MapPiece>| u32::try_from(piece.bytes()).unwrap_or(u32::MAX))
+            .eviction_policy(moka::policy::EvictionPolicy::lru())
+            .build();
+        Self { pieces }
+    }
+
+    async fn piece(&self, svg: Arc<str>) -> std::io::Result<Arc<MapPiece>> {
         let key = Arc::as_ptr(&svg).cast::<u8>() as usize;
-        let mut pieces = self.pieces.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(piece) = pieces.get(&key) {
-            *piece.used.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
-            return piece.clone();
-        }
-        if pieces.len() >= KEPT {
-            let oldest = pieces.iter().min_by_key(|(_, p)| *p.used.lock().unwrap_or_else(|e| e.into_inner())).map(|(k, _)| *k);
-            if let Some(oldest) = oldest {
-                pieces.remove(&oldest);
-            }
-        }
-        let piece = Arc::new(MapPiece { drawing: svg, deflated: tokio::sync::OnceCell::new(), used: Mutex::new(Instant::now()) });
-        pieces.insert(key, piece.clone());
-        piece
+        self.pieces
+            .try_get_with(key, async move {
+                // Deflating a big map takes a while: off the async workers.
+                tokio::task::spawn_blocking(move || {
+                    let deflated = Deflated::new(&svg, |map| deflate(map, MAP_LEVEL, FlushCompress::Sync))?;
+                    Ok(Arc::new(MapPiece { drawing: svg, deflated }))
+                })
+                .await
+                .map_err(std::io::Error::other)?
+            })
+            .await
+            .map_err(|e: Arc<std::io::Error>| std::io::Error::new(e.kind(), e.to_string()))
     }
 
     /// The page with `svg` in place of `at`'s marker, as body chunks: in
@@ -111,20 +129,8 @@ impl MapPieces {
             let map = Deflated::new(&svg, |map| deflate_page_part(map, FlushCompress::Sync))?;
             return gzip_around(&before, &map, &after);
         }
-        let piece = self.piece(svg);
-        // Deflating a big map takes a while: off the async workers.
-        let map = piece
-            .deflated
-            .get_or_try_init(|| {
-                let svg = piece.drawing.clone();
-                async move {
-                    tokio::task::spawn_blocking(move || Deflated::new(&svg, |map| deflate(map, MAP_LEVEL, FlushCompress::Sync)))
-                        .await
-                        .map_err(std::io::Error::other)?
-                }
-            })
-            .await?;
-        gzip_around(&before, map, &after)
+        let piece = self.piece(svg).await?;
+        gzip_around(&before, &piece.deflated, &after)
     }
 }
 
@@ -290,11 +296,13 @@ mod tests {
             assert!(gzip.len() < whole.len() / 5, "compressed to {} of {}", gzip.len(), whole.len());
             assert_eq!(sent(&pieces, fan, &svg, false).await, whole.as_bytes(), "plain");
         }
-        assert_eq!(pieces.pieces.lock().unwrap().len(), 1, "one drawing, one piece");
+        pieces.pieces.run_pending_tasks().await;
+        assert_eq!(pieces.pieces.entry_count(), 1, "one drawing, one piece");
         // A new drawing, even of the same size, is a new piece, never the old bytes.
         let redrawn: Arc<str> = map(2_000, 8).into();
         assert_eq!(gunzip(&sent(&pieces, "ada", &redrawn, true).await), page("ada", &redrawn).as_bytes());
-        assert_eq!(pieces.pieces.lock().unwrap().len(), 2);
+        pieces.pieces.run_pending_tasks().await;
+        assert_eq!(pieces.pieces.entry_count(), 2);
     }
 
     #[tokio::test]
@@ -307,7 +315,8 @@ mod tests {
             assert_eq!(gunzip(&gzip), svg.as_bytes());
             assert_eq!(gunzip(&sent(&pieces, "ada", &svg, true).await), page_of("ada", &svg));
         }
-        assert_eq!(pieces.pieces.lock().unwrap().len(), 1, "only the map over {SMALLEST_MAP} bytes is kept");
+        pieces.pieces.run_pending_tasks().await;
+        assert_eq!(pieces.pieces.entry_count(), 1, "only the map over {SMALLEST_MAP} bytes is kept");
     }
 
     fn page_of(fan: &str, svg: &str) -> Vec<u8> {
@@ -315,18 +324,22 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_oldest_drawing_goes_when_too_many_are_kept() {
-        let pieces = MapPieces::default();
+    async fn the_least_recently_used_drawing_goes_when_the_bytes_kept_are_full() {
         let first: Arc<str> = map(300, 0).into();
         assert!(first.len() >= SMALLEST_MAP);
-        sent(&pieces, "ada", &first, true).await;
-        let later: Vec<Arc<str>> = (1..=KEPT).map(|n| map(300, n).into()).collect();
-        for svg in &later {
+        let piece_bytes = (first.len() + deflate(first.as_bytes(), MAP_LEVEL, FlushCompress::Sync).unwrap().len()) as u64;
+        // Room for three pieces (of slightly different sizes), not four.
+        let pieces = MapPieces::keeping(piece_bytes * 7 / 2);
+        let later: Vec<Arc<str>> = (1..=3).map(|n| map(300, n).into()).collect();
+        // The cache settles its books between requests, as a server's does.
+        for svg in [&first, &later[0], &first, &later[1], &later[2]] {
             sent(&pieces, "ada", svg, true).await;
+            pieces.pieces.run_pending_tasks().await;
         }
-        let kept = pieces.pieces.lock().unwrap();
-        assert_eq!(kept.len(), KEPT);
-        assert!(!kept.contains_key(&(Arc::as_ptr(&first).cast::<u8>() as usize)));
+        let key = |svg: &Arc<str>| Arc::as_ptr(svg).cast::<u8>() as usize;
+        assert_eq!(pieces.pieces.entry_count(), 3);
+        assert!(pieces.pieces.contains_key(&key(&first)), "used again, so kept");
+        assert!(!pieces.pieces.contains_key(&key(&later[0])), "the least recently used goes");
     }
 
     #[test]

@@ -95,6 +95,41 @@ async fn changes_through_one_instance_reach_viewers_of_another() {
     b.stop().await;
 }
 
+/// Instances read the seat change log by snapshot, not in the order rows
+/// were written: a transaction that began first and commits last is still
+/// read, once, when it commits.
+#[tokio::test]
+async fn a_change_that_commits_after_later_ones_still_reaches_viewers() {
+    let database = fresh_database().await;
+    let a = spawn_app_on(&database, |_| {}).await;
+    let b = spawn_app_on(&database, |_| {}).await;
+    let event_id = a.event(2, 5, 300, 6).await;
+    let (mut socket, _) = viewer(&b, event_id, "").await;
+
+    // Staff block a seat in a transaction that stays open a while.
+    let mut slow = a.pool.begin().await.expect("begin");
+    sqlx::query("UPDATE seats SET state = 'blocked', blocked_reason = 'press', version = nextval('seat_version_seq') WHERE event_id = $1 AND seat_id = 'A-1-1'")
+        .bind(event_id)
+        .execute(&mut *slow)
+        .await
+        .expect("block");
+
+    // Holds made and committed meanwhile reach B's viewers.
+    let fan = a.fan().await;
+    assert_eq!(fan.hold(event_id, &["A-1-2"]).await.status, 201);
+    await_status(&mut socket, "A-1-2", "held").await;
+    assert_eq!(statuses(&b.client().get(&format!("/api/v1/events/{event_id}/seats")).await)["A-1-1"], "available");
+
+    // The early transaction commits last, and is heard all the same.
+    slow.commit().await.expect("commit");
+    await_status(&mut socket, "A-1-1", "sold").await;
+    assert_eq!(statuses(&b.client().get(&format!("/api/v1/events/{event_id}/seats")).await)["A-1-1"], "sold");
+    assert_eq!(b.engine.board().loads(), 1, "heard, not re-read");
+    a.assert_invariants().await;
+    a.stop().await;
+    b.stop().await;
+}
+
 #[tokio::test]
 async fn a_lapsed_hold_is_free_at_once_and_announced_when_swept() {
     let database = fresh_database().await;
@@ -319,4 +354,24 @@ async fn the_seat_list_is_served_as_prepared_bytes_with_an_etag() {
     let seat = map["seats"].as_array().unwrap().iter().find(|s| s["seat_id"] == "A-1-1").cloned().unwrap();
     assert_eq!(seat["status"], "held");
     app.assert_invariants().await;
+}
+
+#[tokio::test]
+async fn the_seat_change_log_is_pruned_of_rows_long_read() {
+    let app = spawn_app().await;
+    let message = r#"{"e":"00000000-0000-0000-0000-000000000000","c":[]}"#;
+    sqlx::query("INSERT INTO seat_changes (logged_at, message) VALUES (now() - interval '11 minutes', $1), (now() - interval '1 minute', $1)")
+        .bind(message)
+        .execute(&app.pool)
+        .await
+        .expect("log rows");
+    // (The server's own pruning round may come first: count what is left.)
+    app.engine.prune_seat_change_log().await.expect("prune");
+    let left: Vec<i64> = sqlx::query_scalar("SELECT (extract(epoch FROM now() - logged_at) / 60)::bigint FROM seat_changes WHERE message = $1")
+        .bind(message)
+        .fetch_all(&app.pool)
+        .await
+        .expect("rows left");
+    assert_eq!(left, [1], "the old row goes, the recent one stays");
+    app.stop().await;
 }
