@@ -12,13 +12,14 @@ CREATE TABLE seat_changes (
     -- The writing transaction: with two snapshots it tells which rows
     -- became visible between them, whatever order transactions commit in.
     xid xid8 NOT NULL DEFAULT pg_current_xact_id(),
+    -- When the row was written (for people reading the table; the log is
+    -- pruned by what had committed, see `changes.rs`).
     logged_at timestamptz NOT NULL DEFAULT clock_timestamp(),
     -- {"e": event, "c": [[seat, version, state, lease end ms, blocked, holder tag], ...]}
     message text NOT NULL
 );
+-- Reads and pruning both go by transaction.
 CREATE INDEX seat_changes_by_xid ON seat_changes (xid);
--- Rows are pruned by age; they arrive in time order.
-CREATE INDEX seat_changes_by_age ON seat_changes USING brin (logged_at);
 
 -- One row per statement and event: there is no payload limit to chunk under.
 CREATE FUNCTION log_seat_changes() RETURNS trigger

@@ -36,6 +36,7 @@ use uuid::Uuid;
 pub use accounts::mail::{Mail, Mailer};
 pub use queue::admission::Admission;
 pub use sale::holds::Held;
+pub use venue::live::SEAT_CHANGES_KEPT;
 pub use error::{EngineError, Result};
 pub use fail_points::FailPoint;
 pub use frontrow_model as model;
@@ -185,8 +186,10 @@ impl Engine {
         venue::live::listen(self, stop).await
     }
 
-    /// Deletes seat changes every instance has long since read; returns how many.
-    pub async fn prune_seat_change_log(&self) -> Result<u64> {
-        venue::live::prune_change_log(self.pool()).await
+    /// Deletes the logged seat changes committed at least `kept` ago
+    /// ([`SEAT_CHANGES_KEPT`] in service: every instance has read them);
+    /// returns how many.
+    pub async fn prune_seat_change_log(&self, kept: std::time::Duration) -> Result<u64> {
+        self.board().prune_change_log(kept).await
     }
 }

@@ -356,22 +356,29 @@ async fn the_seat_list_is_served_as_prepared_bytes_with_an_etag() {
     app.assert_invariants().await;
 }
 
+/// The log is pruned by commit, not by when a row was written: a change
+/// logged long ago in a transaction that has only just committed stays
+/// until it too was committed long enough ago.
 #[tokio::test]
-async fn the_seat_change_log_is_pruned_of_rows_long_read() {
+async fn the_seat_change_log_is_pruned_of_changes_committed_long_ago() {
     let app = spawn_app().await;
+    let count = |message: &'static str| {
+        let pool = app.pool.clone();
+        async move {
+            let n: i64 = sqlx::query_scalar("SELECT count(*) FROM seat_changes WHERE message = $1").bind(message).fetch_one(&pool).await.expect("count");
+            n
+        }
+    };
     let message = r#"{"e":"00000000-0000-0000-0000-000000000000","c":[]}"#;
-    sqlx::query("INSERT INTO seat_changes (logged_at, message) VALUES (now() - interval '11 minutes', $1), (now() - interval '1 minute', $1)")
+    sqlx::query("INSERT INTO seat_changes (logged_at, message) VALUES (now() - interval '1 hour', $1)")
         .bind(message)
         .execute(&app.pool)
         .await
-        .expect("log rows");
-    // (The server's own pruning round may come first: count what is left.)
-    app.engine.prune_seat_change_log().await.expect("prune");
-    let left: Vec<i64> = sqlx::query_scalar("SELECT (extract(epoch FROM now() - logged_at) / 60)::bigint FROM seat_changes WHERE message = $1")
-        .bind(message)
-        .fetch_all(&app.pool)
-        .await
-        .expect("rows left");
-    assert_eq!(left, [1], "the old row goes, the recent one stays");
+        .expect("log row");
+    let an_hour = Duration::from_secs(3600);
+    app.engine.prune_seat_change_log(an_hour).await.expect("prune");
+    assert_eq!(count(message).await, 1, "written an hour ago, committed just now: kept");
+    app.engine.prune_seat_change_log(Duration::ZERO).await.expect("prune");
+    assert_eq!(count(message).await, 0, "committed before the last mark: pruned");
     app.stop().await;
 }

@@ -44,7 +44,7 @@ pub use crate::venue::seating::{EventLayout, LayoutRow, LayoutSeat, LayoutSectio
 use crate::Engine;
 use cell::{Change, SeatCell};
 use changes::ChangeLog;
-pub use changes::prune as prune_change_log;
+pub use changes::KEPT as SEAT_CHANGES_KEPT;
 pub use cell::holder_tag;
 pub use event::{FeedMessage, LiveEvent, View};
 pub use snapshot::BoardSnapshot;
@@ -53,6 +53,8 @@ use crate::notices;
 
 /// How often the seat change log is read when this instance changed nothing.
 const READ_EVERY: Duration = Duration::from_millis(10);
+/// The shortest gap between two reads.
+const READ_AT_MOST_EVERY: Duration = Duration::from_millis(2);
 
 /// A row of the seat change log: the event and its seats changed.
 #[derive(Debug, Deserialize)]
@@ -68,13 +70,14 @@ pub struct SeatBoard {
     loads: AtomicU64,
     /// Random per process: a viewer's `seq` means nothing to another board.
     epoch: u32,
-    /// Bumped whenever the listener (re)connects; a load that started under
+    /// Bumped whenever the change reader (re)connects; a load that started under
     /// an older generation may have missed changes and is redone.
     generation: AtomicU64,
     /// The published events in listing order, and when they were read.
     published: Mutex<Option<(Instant, Arc<[Uuid]>)>>,
     /// Woken when this instance has committed seat changes: read the log now.
     seats_changed: tokio::sync::Notify,
+    change_log_pruner: changes::Pruner,
 }
 
 /// How long the list of published events is trusted; a change this
@@ -91,7 +94,14 @@ impl SeatBoard {
             generation: AtomicU64::new(0),
             published: Mutex::new(None),
             seats_changed: tokio::sync::Notify::new(),
+            change_log_pruner: changes::Pruner::default(),
         }
+    }
+
+    /// Deletes the logged seat changes committed at least `kept` ago (by
+    /// this board's marks; see [`changes::Pruner`]).
+    pub async fn prune_change_log(&self, kept: Duration) -> Result<u64> {
+        self.change_log_pruner.prune(&self.pool, kept).await
     }
 
     /// This instance has committed seat changes: its viewers see them at
@@ -122,14 +132,14 @@ impl SeatBoard {
         *self.published.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
-    /// How many times an event's seats were read from the database (tests
-    /// check that concurrent first requests share one load).
     /// How many times the board has resynchronised (once per connection of
-    /// the change listener, the first included).
+    /// the change reader, the first included).
     pub fn resyncs(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
     }
 
+    /// How many times an event's seats were read from the database (tests
+    /// check that concurrent first requests share one load).
     pub fn loads(&self) -> u64 {
         self.loads.load(Ordering::Relaxed)
     }
@@ -170,7 +180,7 @@ impl SeatBoard {
             let layout = Arc::new(layout);
             live.set_facts(event);
             live.install(&layout, rows);
-            // The listener reconnected while we read: what we read may
+            // The change reader reconnected while we read: what we read may
             // predate changes nobody heard. Read again.
             if self.generation.load(Ordering::Acquire) == generation {
                 return Ok(layout);
@@ -276,7 +286,7 @@ pub(crate) async fn listen(engine: &Engine, stop: impl Future<Output = ()>) {
             // committed before, the reload below finds.
             let mut log = ChangeLog::from_now(&board.pool).await?;
             board.resync_all().await?;
-            let mut last_read = Instant::now();
+            let (mut last_read, mut failing) = (Instant::now(), false);
             loop {
                 tokio::select! {
                     // `None`: the connection dropped and notifications may be lost.
@@ -299,14 +309,29 @@ pub(crate) async fn listen(engine: &Engine, stop: impl Future<Output = ()>) {
                     _ = tokio::time::sleep(READ_EVERY) => {}
                     _ = board.seats_changed.notified() => {}
                 }
-                // Paused so long that the log may have been pruned under us.
+                // Unread so long that the log may have been pruned under us.
                 if last_read.elapsed() > changes::KEPT / 2 {
                     return Ok(());
                 }
-                for message in log.read_new(&board.pool).await? {
-                    board.apply_change(&message);
+                match log.read_new(&board.pool).await {
+                    Ok(messages) => {
+                        for message in messages {
+                            board.apply_change(&message);
+                        }
+                        last_read = Instant::now();
+                        failing = false;
+                    }
+                    // The next read starts from the same place; a database
+                    // that is gone ends the listener's connection too.
+                    Err(e) if !failing => {
+                        tracing::warn!(error = %e, "could not read the seat change log; retrying");
+                        failing = true;
+                    }
+                    Err(_) => {}
                 }
-                last_read = Instant::now();
+                // However often this instance holds, the log is read at
+                // most every READ_AT_MOST_EVERY.
+                tokio::time::sleep(READ_AT_MOST_EVERY).await;
             }
         };
         tokio::select! {
