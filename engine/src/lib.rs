@@ -36,7 +36,6 @@ use uuid::Uuid;
 pub use accounts::mail::{Mail, Mailer};
 pub use queue::admission::Admission;
 pub use sale::holds::Held;
-pub use venue::live::SEAT_CHANGES_KEPT;
 pub use error::{EngineError, Result};
 pub use fail_points::FailPoint;
 pub use frontrow_model as model;
@@ -184,12 +183,5 @@ impl Engine {
     /// `stop` completes (see [`venue::live::listen`]).
     pub async fn listen(&self, stop: impl std::future::Future<Output = ()>) {
         venue::live::listen(self, stop).await
-    }
-
-    /// Deletes the logged seat changes committed at least `kept` ago
-    /// ([`SEAT_CHANGES_KEPT`] in service: every instance has read them);
-    /// returns how many.
-    pub async fn prune_seat_change_log(&self, kept: std::time::Duration) -> Result<u64> {
-        self.board().prune_change_log(kept).await
     }
 }

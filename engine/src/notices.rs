@@ -1,13 +1,15 @@
 //! The notices every instance hears from the database (LISTEN/NOTIFY): the
 //! channels' names, and the one notice sent from Rust, that an event's own
-//! facts changed. Admission rounds are announced by the waiting room;
-//! [`crate::venue::live`] listens to them all. (Seat changes, far more
-//! frequent, are read from a log instead: see `venue::live::changes`.)
+//! facts changed. Seat changes are announced by the `seats` trigger and by
+//! `hold_batch`, admission rounds by the waiting room; [`crate::venue::live`]
+//! listens to all three.
 
 use uuid::Uuid;
 
 use crate::error::Result;
 
+/// Committed seat changes (payload: the event and its changed seats).
+pub const SEATS: &str = "frontrow_seats";
 /// An event's own facts changed (payload: its id).
 pub const EVENTS: &str = "frontrow_events";
 /// A waiting room's admission round (payload: the round).

@@ -52,18 +52,6 @@ pub fn spawn(state: AppState, shutdown: CancellationToken) -> Tasks {
     let stop = shutdown.clone();
     set.spawn(async move { engine.listen(stop.cancelled_owned()).await });
 
-    // The seat change log keeps what every instance has long since read.
-    // (A round every minute: rows go between 10 and 11 minutes after commit.)
-    let engine = state.engine.clone();
-    set.spawn(every(Duration::from_secs(60), shutdown.clone(), move || {
-        let engine = engine.clone();
-        async move {
-            if let Err(e) = engine.prune_seat_change_log(frontrow_engine::SEAT_CHANGES_KEPT).await {
-                tracing::warn!(error = %e, "could not prune the seat change log");
-            }
-        }
-    }));
-
     // The waiting room's admission loop: every instance tries each event
     // every half second; the queue's lease and its one-round-per-second rule
     // make exactly one of them admit, once a second.

@@ -149,7 +149,7 @@ impl Engine {
         // else (or an area with too few places free) would be refused by
         // the database too: say so now rather than queue behind the batch in
         // flight (the hot seat's losers are most of an on-sale's refusals).
-        // The board trails the database by a read of the change log, so a seat
+        // The board trails the database by a notification's delay, so a seat
         // freed within it reads as taken, as if the request had come that
         // moment earlier. A seat that may be this fan's own (a retry), or an
         // area asked for under a key, goes to the database, which knows; when
@@ -171,8 +171,6 @@ impl Engine {
         };
         match outcome {
             HoldOutcome::Held { seats, expires_at, total_cents } => {
-                // This instance's own viewers (and its board's refusals) hear at once.
-                self.board().seats_changed();
                 let hold = Hold { hold_id: request.hold, hold_token: request.token, event_id, seat_ids: seats, expires_at, total_cents };
                 Ok(Held { hold, existing: false })
             }

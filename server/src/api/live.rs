@@ -204,7 +204,7 @@ async fn relay(
             }
             message = feed.recv() => match message {
                 Ok(FeedMessage::Diff(frame)) => frame,
-                // The board itself started over (its change reader reconnected):
+                // The board itself started over (a lost database listener):
                 // every viewer gets the whole map once.
                 Ok(FeedMessage::Resync) => match event.snapshot_frame(view, None) {
                     Some(frame) => frame,

@@ -95,41 +95,6 @@ async fn changes_through_one_instance_reach_viewers_of_another() {
     b.stop().await;
 }
 
-/// Instances read the seat change log by snapshot, not in the order rows
-/// were written: a transaction that began first and commits last is still
-/// read, once, when it commits.
-#[tokio::test]
-async fn a_change_that_commits_after_later_ones_still_reaches_viewers() {
-    let database = fresh_database().await;
-    let a = spawn_app_on(&database, |_| {}).await;
-    let b = spawn_app_on(&database, |_| {}).await;
-    let event_id = a.event(2, 5, 300, 6).await;
-    let (mut socket, _) = viewer(&b, event_id, "").await;
-
-    // Staff block a seat in a transaction that stays open a while.
-    let mut slow = a.pool.begin().await.expect("begin");
-    sqlx::query("UPDATE seats SET state = 'blocked', blocked_reason = 'press', version = nextval('seat_version_seq') WHERE event_id = $1 AND seat_id = 'A-1-1'")
-        .bind(event_id)
-        .execute(&mut *slow)
-        .await
-        .expect("block");
-
-    // Holds made and committed meanwhile reach B's viewers.
-    let fan = a.fan().await;
-    assert_eq!(fan.hold(event_id, &["A-1-2"]).await.status, 201);
-    await_status(&mut socket, "A-1-2", "held").await;
-    assert_eq!(statuses(&b.client().get(&format!("/api/v1/events/{event_id}/seats")).await)["A-1-1"], "available");
-
-    // The early transaction commits last, and is heard all the same.
-    slow.commit().await.expect("commit");
-    await_status(&mut socket, "A-1-1", "sold").await;
-    assert_eq!(statuses(&b.client().get(&format!("/api/v1/events/{event_id}/seats")).await)["A-1-1"], "sold");
-    assert_eq!(b.engine.board().loads(), 1, "heard, not re-read");
-    a.assert_invariants().await;
-    a.stop().await;
-    b.stop().await;
-}
-
 #[tokio::test]
 async fn a_lapsed_hold_is_free_at_once_and_announced_when_swept() {
     let database = fresh_database().await;
@@ -354,31 +319,4 @@ async fn the_seat_list_is_served_as_prepared_bytes_with_an_etag() {
     let seat = map["seats"].as_array().unwrap().iter().find(|s| s["seat_id"] == "A-1-1").cloned().unwrap();
     assert_eq!(seat["status"], "held");
     app.assert_invariants().await;
-}
-
-/// The log is pruned by commit, not by when a row was written: a change
-/// logged long ago in a transaction that has only just committed stays
-/// until it too was committed long enough ago.
-#[tokio::test]
-async fn the_seat_change_log_is_pruned_of_changes_committed_long_ago() {
-    let app = spawn_app().await;
-    let count = |message: &'static str| {
-        let pool = app.pool.clone();
-        async move {
-            let n: i64 = sqlx::query_scalar("SELECT count(*) FROM seat_changes WHERE message = $1").bind(message).fetch_one(&pool).await.expect("count");
-            n
-        }
-    };
-    let message = r#"{"e":"00000000-0000-0000-0000-000000000000","c":[]}"#;
-    sqlx::query("INSERT INTO seat_changes (logged_at, message) VALUES (now() - interval '1 hour', $1)")
-        .bind(message)
-        .execute(&app.pool)
-        .await
-        .expect("log row");
-    let an_hour = Duration::from_secs(3600);
-    app.engine.prune_seat_change_log(an_hour).await.expect("prune");
-    assert_eq!(count(message).await, 1, "written an hour ago, committed just now: kept");
-    app.engine.prune_seat_change_log(Duration::ZERO).await.expect("prune");
-    assert_eq!(count(message).await, 0, "committed before the last mark: pruned");
-    app.stop().await;
 }

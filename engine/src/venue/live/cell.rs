@@ -1,5 +1,5 @@
 //! One seat as this instance's board keeps it: its state as last heard, the
-//! change the database logs, and the holder's tag.
+//! change the database announces, and the holder's tag.
 
 use frontrow_model::SeatStatus;
 use serde::Deserialize;

@@ -307,7 +307,7 @@ impl LiveEvent {
         Some(frame)
     }
 
-    /// Applies one logged change set and tells viewers about the seats
+    /// Applies one notification's changes and tells viewers about the seats
     /// whose visible status changed: each view its own (diffs to the whole
     /// map and to the sections' viewers, counts to the overview and to
     /// standing areas' viewers).

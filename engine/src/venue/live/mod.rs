@@ -3,27 +3,24 @@
 //! Each server instance keeps the seat map of every event someone is looking
 //! at in memory (a [`SeatBoard`]), so page renders, `GET .../seats` and
 //! WebSocket snapshots never query the database per request. The copy is
-//! kept current from the seat change log: a trigger on `seats` logs every
-//! change in its own transaction, and [`listen`] reads what has committed
-//! since its last look (see [`changes`]), applies it here and fans it out to
-//! this instance's viewers. A change made through any instance therefore
-//! reaches the viewers of all of them. (NOTIFY would serialise the writers'
-//! commits on one lock; a log row does not.) Changes to an event's own facts
-//! (name, rules, published, cancelled) are announced on [`notices::EVENTS`]
-//! and re-read.
+//! kept current by PostgreSQL notifications: a trigger on `seats` announces
+//! every committed change on [`notices::SEATS`], and [`listen`] applies them here and
+//! fans them out to this instance's viewers. A change made through any
+//! instance therefore reaches the viewers of all of them. Changes to an
+//! event's own facts (name, rules, published, cancelled) are announced on
+//! [`notices::EVENTS`] and re-read.
 //!
-//! Ordering: changes of different transactions may be read in any order
+//! Ordering: notifications of different transactions may arrive in any order
 //! relative to a snapshot being loaded, so every seat carries its version and
 //! a change is applied only if it is newer than what the board has. Versions
 //! are taken when a statement runs, not when it commits, so they cannot tell
 //! a viewer what it has missed; for that each board numbers the changes it
 //! applies (`seq`, in arrival order) under a random per-process `epoch`, and
-//! a reconnecting viewer names the `(epoch, seq)` it has. When the reader's
-//! connection is lost, the board reloads every event it holds and tells
-//! viewers to take a fresh snapshot.
+//! a reconnecting viewer names the `(epoch, seq)` it has. When the listening
+//! connection is lost, changes may have been missed: the board reloads every
+//! event it holds and tells viewers to take a fresh snapshot.
 
 mod cell;
-mod changes;
 mod event;
 mod snapshot;
 
@@ -43,22 +40,14 @@ use crate::error::{EngineError, Result};
 pub use crate::venue::seating::{EventLayout, LayoutRow, LayoutSeat, LayoutSection};
 use crate::Engine;
 use cell::{Change, SeatCell};
-use changes::ChangeLog;
-pub use changes::KEPT as SEAT_CHANGES_KEPT;
 pub use cell::holder_tag;
 pub use event::{FeedMessage, LiveEvent, View};
 pub use snapshot::BoardSnapshot;
 
 use crate::notices;
 
-/// How often the seat change log is read when this instance changed nothing.
-const READ_EVERY: Duration = Duration::from_millis(10);
-/// The shortest gap between two reads.
-const READ_AT_MOST_EVERY: Duration = Duration::from_millis(2);
-
-/// A row of the seat change log: the event and its seats changed.
 #[derive(Debug, Deserialize)]
-struct LoggedChange {
+struct Notification {
     e: Uuid,
     c: Vec<Change>,
 }
@@ -70,14 +59,11 @@ pub struct SeatBoard {
     loads: AtomicU64,
     /// Random per process: a viewer's `seq` means nothing to another board.
     epoch: u32,
-    /// Bumped whenever the change reader (re)connects; a load that started under
+    /// Bumped whenever the listener (re)connects; a load that started under
     /// an older generation may have missed changes and is redone.
     generation: AtomicU64,
     /// The published events in listing order, and when they were read.
     published: Mutex<Option<(Instant, Arc<[Uuid]>)>>,
-    /// Woken when this instance has committed seat changes: read the log now.
-    seats_changed: tokio::sync::Notify,
-    change_log_pruner: changes::Pruner,
 }
 
 /// How long the list of published events is trusted; a change this
@@ -93,21 +79,7 @@ impl SeatBoard {
             epoch: rand::random(),
             generation: AtomicU64::new(0),
             published: Mutex::new(None),
-            seats_changed: tokio::sync::Notify::new(),
-            change_log_pruner: changes::Pruner::default(),
         }
-    }
-
-    /// Deletes the logged seat changes committed at least `kept` ago (by
-    /// this board's marks; see [`changes::Pruner`]).
-    pub async fn prune_change_log(&self, kept: Duration) -> Result<u64> {
-        self.change_log_pruner.prune(&self.pool, kept).await
-    }
-
-    /// This instance has committed seat changes: its viewers see them at
-    /// the next read of the log, which this brings forward.
-    pub fn seats_changed(&self) {
-        self.seats_changed.notify_one();
     }
 
     /// The published events, soonest first: the listing a fan's events page
@@ -133,7 +105,7 @@ impl SeatBoard {
     }
 
     /// How many times the board has resynchronised (once per connection of
-    /// the change reader, the first included).
+    /// the change listener, the first included).
     pub fn resyncs(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
     }
@@ -180,7 +152,7 @@ impl SeatBoard {
             let layout = Arc::new(layout);
             live.set_facts(event);
             live.install(&layout, rows);
-            // The change reader reconnected while we read: what we read may
+            // The listener reconnected while we read: what we read may
             // predate changes nobody heard. Read again.
             if self.generation.load(Ordering::Acquire) == generation {
                 return Ok(layout);
@@ -188,10 +160,10 @@ impl SeatBoard {
         }
     }
 
-    /// Applies one message of the seat change log.
-    fn apply_change(&self, message: &str) {
-        let Ok(n) = serde_json::from_str::<LoggedChange>(message) else {
-            tracing::warn!(message, "unreadable seat change");
+    /// Applies one `frontrow_seats` payload.
+    pub fn apply_notification(&self, payload: &str) {
+        let Ok(n) = serde_json::from_str::<Notification>(payload) else {
+            tracing::warn!(payload, "unreadable seat notification");
             return;
         };
         let live = self.events.lock().unwrap_or_else(|e| e.into_inner()).get(&n.e).cloned();
@@ -268,77 +240,48 @@ async fn load_event(pool: &sqlx::PgPool, event_id: Uuid) -> Result<(Event, Event
     Ok((event, layout, cells))
 }
 
-/// Keeps the boards current until `stop` completes: reads the seat change
-/// log every [`READ_EVERY`] (or at once when this instance has just changed
-/// seats), and listens for event changes, admission rounds and ended
-/// sessions. Reconnects after errors; every (re)connection resynchronises
-/// the board, since what changed while no one read was not heard.
+/// Listens for seat changes, event changes and admission rounds until `stop`
+/// completes, reconnecting after errors. Every (re)connection resynchronises
+/// the board, since changes made while nobody listened were not heard.
 pub(crate) async fn listen(engine: &Engine, stop: impl Future<Output = ()>) {
     let (board, queue_feed) = (engine.board(), engine.queue_feed());
     tokio::pin!(stop);
     loop {
         let session = async {
             let mut listener = PgListener::connect_with(&board.pool).await?;
-            listener.listen_all([notices::EVENTS, notices::QUEUE, notices::SESSIONS]).await?;
+            listener.listen_all([notices::SEATS, notices::EVENTS, notices::QUEUE, notices::SESSIONS]).await?;
             // Ends announced while no one listened are unknown.
             let _ = engine.inner.session_ends.send(crate::accounts::SessionEnd::Unknown);
-            // Whatever commits from here on is read from the log; what
-            // committed before, the reload below finds.
-            let mut log = ChangeLog::from_now(&board.pool).await?;
-            board.resync_all().await?;
-            let (mut last_read, mut failing) = (Instant::now(), false);
+            board.resync_all().await.map_err(|e| match e {
+                EngineError::Database(e) | EngineError::Unavailable(e) => e,
+                other => sqlx::Error::Protocol(other.to_string()),
+            })?;
             loop {
-                tokio::select! {
-                    // `None`: the connection dropped and notifications may be lost.
-                    notice = listener.try_recv() => match notice? {
-                        Some(n) if n.channel() == notices::EVENTS => {
-                            if let Ok(event_id) = n.payload().parse() {
-                                if let Err(e) = board.refresh_facts(event_id).await {
-                                    tracing::warn!(%event_id, error = %e, "could not re-read a changed event");
-                                }
+                // `None`: the connection dropped and notifications may be lost.
+                match listener.try_recv().await? {
+                    Some(n) if n.channel() == notices::SEATS => board.apply_notification(n.payload()),
+                    Some(n) if n.channel() == notices::EVENTS => {
+                        if let Ok(event_id) = n.payload().parse() {
+                            if let Err(e) = board.refresh_facts(event_id).await {
+                                tracing::warn!(%event_id, error = %e, "could not re-read a changed event");
                             }
                         }
-                        Some(n) if n.channel() == notices::SESSIONS => {
-                            let _ = engine.inner.session_ends.send(crate::accounts::SessionEnd::One(n.payload().to_owned()));
-                        }
-                        // Admission rounds come every second; a missed one is
-                        // made good by the next.
-                        Some(n) => queue_feed.apply_notification(n.payload()),
-                        None => return Ok::<(), EngineError>(()),
-                    },
-                    _ = tokio::time::sleep(READ_EVERY) => {}
-                    _ = board.seats_changed.notified() => {}
-                }
-                // Unread so long that the log may have been pruned under us.
-                if last_read.elapsed() > changes::KEPT / 2 {
-                    return Ok(());
-                }
-                match log.read_new(&board.pool).await {
-                    Ok(messages) => {
-                        for message in messages {
-                            board.apply_change(&message);
-                        }
-                        last_read = Instant::now();
-                        failing = false;
                     }
-                    // The next read starts from the same place; a database
-                    // that is gone ends the listener's connection too.
-                    Err(e) if !failing => {
-                        tracing::warn!(error = %e, "could not read the seat change log; retrying");
-                        failing = true;
+                    Some(n) if n.channel() == notices::SESSIONS => {
+                        let _ = engine.inner.session_ends.send(crate::accounts::SessionEnd::One(n.payload().to_owned()));
                     }
-                    Err(_) => {}
+                    // Admission rounds come every second; a missed one is
+                    // made good by the next.
+                    Some(n) => queue_feed.apply_notification(n.payload()),
+                    None => return Ok::<(), sqlx::Error>(()),
                 }
-                // However often this instance holds, the log is read at
-                // most every READ_AT_MOST_EVERY.
-                tokio::time::sleep(READ_AT_MOST_EVERY).await;
             }
         };
         tokio::select! {
             _ = &mut stop => return,
             outcome = session => {
                 if let Err(e) = outcome {
-                    tracing::warn!(error = %e, "seat change reader lost its connection");
+                    tracing::warn!(error = %e, "seat change listener lost its connection");
                 }
             }
         }
