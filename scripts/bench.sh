@@ -101,6 +101,8 @@ if [ -d "$data" ]; then
   rm -rf "$data"
 fi
 fr seed-demo >/dev/null
+# The servers' and nginx's logs are this run's alone.
+rm -f "$out"/server-*.log "$out/nginx.log"
 fr user bulk --count "$total_fans" --prefix bench --out "$out/fans.tsv" 2>/dev/null
 
 serve() {

@@ -352,6 +352,9 @@ mod tests {
         assert!(!accepts(&with("gzip;q=0, br"), "gzip"));
         assert!(!accepts(&with("gzip; Q=0.0"), "gzip"));
         assert!(!accepts(&with("identity"), "gzip"));
+        assert!(accepts(&with("x-gzip"), "gzip"));
+        assert!(!accepts(&with("x-gzip;q=0"), "gzip"));
+        assert!(!accepts(&with("x-gzip"), "br"));
         assert!(!accepts(&HeaderMap::new(), "gzip"));
     }
 }

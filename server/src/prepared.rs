@@ -117,8 +117,9 @@ fn preferred_encoding(request: &HeaderMap) -> Encoding {
 }
 
 /// Whether the request's `Accept-Encoding` takes `encoding` (named, and
-/// not refused with `q=0`).
+/// not refused with `q=0`). `x-gzip` names gzip (RFC 9110, 8.4.1.3).
 pub(crate) fn accepts(request: &HeaderMap, encoding: &str) -> bool {
+    let names = |name: &str| name.eq_ignore_ascii_case(encoding) || (encoding == "gzip" && name.eq_ignore_ascii_case("x-gzip"));
     request
         .get_all(ACCEPT_ENCODING)
         .iter()
@@ -126,7 +127,7 @@ pub(crate) fn accepts(request: &HeaderMap, encoding: &str) -> bool {
         .flat_map(|v| v.split(','))
         .any(|item| {
             let mut parts = item.split(';').map(str::trim);
-            let named = parts.next().is_some_and(|name| name.eq_ignore_ascii_case(encoding));
+            let named = parts.next().is_some_and(names);
             let refused = |p: &str| p.split_once('=').is_some_and(|(k, q)| k.trim().eq_ignore_ascii_case("q") && q.trim().parse::<f32>().ok() == Some(0.0));
             named && !parts.any(refused)
         })
