@@ -6,17 +6,18 @@
 //! Endpoints are fixed (`/_app/<name>`), so the server's gates and tests
 //! can name them.
 
-use frontrow_model::{AppError, CheckoutAnswer, CheckoutView, Hold, HoldToken, IdempotencyKey, PaymentToken, QueueView, SeatId, StandingPlaces};
+use frontrow_model::{
+    AppError, CheckoutAnswer, CheckoutId, CheckoutView, EventId, Hold, HoldId, HoldToken, IdempotencyKey, PaymentToken, QueueView, SeatId, StandingPlaces,
+};
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
-use uuid::Uuid;
 
 /// Claims the seats, all or none. `admission_token` is required while the
 /// event's waiting room is on. The same `idempotency_key` and seats again
 /// answer the hold the first request made (200).
 #[server(prefix = "/_app", endpoint = "hold", input = Json)]
 pub async fn hold_seats(
-    event_id: Uuid,
+    event_id: EventId,
     seat_ids: Vec<SeatId>,
     admission_token: Option<String>,
     idempotency_key: Option<IdempotencyKey>,
@@ -31,7 +32,7 @@ pub async fn hold_seats(
 
 /// Finds the best `count` seats side by side in `tier` and holds them.
 #[server(prefix = "/_app", endpoint = "hold_best", input = Json)]
-pub async fn hold_best(event_id: Uuid, count: usize, tier: String, admission_token: Option<String>) -> Result<Hold, AppError> {
+pub async fn hold_best(event_id: EventId, count: usize, tier: String, admission_token: Option<String>) -> Result<Hold, AppError> {
     use crate::server::{limited_fan, set_status};
     let (engine, session, user) = limited_fan().await?;
     let admission = crate::session::admission(&session, &engine, event_id, user.user_id, admission_token.as_deref()).await?;
@@ -44,7 +45,7 @@ pub async fn hold_best(event_id: Uuid, count: usize, tier: String, admission_tok
 /// The same `idempotency_key` again answers the hold the first request made.
 #[server(prefix = "/_app", endpoint = "hold_places", input = Json)]
 pub async fn hold_places(
-    event_id: Uuid,
+    event_id: EventId,
     places: StandingPlaces,
     admission_token: Option<String>,
     idempotency_key: Option<IdempotencyKey>,
@@ -62,7 +63,7 @@ pub async fn hold_places(
 /// works without JavaScript. Its answer is then a redirect to the page
 /// where the hold is paid for (or back to the list, with the error).
 #[server(prefix = "/_app", endpoint = "hold_from_list")]
-pub async fn hold_from_list(event_id: Uuid, section: String, seat_ids: Option<Vec<SeatId>>, count: Option<i32>) -> Result<Hold, AppError> {
+pub async fn hold_from_list(event_id: EventId, section: String, seat_ids: Option<Vec<SeatId>>, count: Option<i32>) -> Result<Hold, AppError> {
     use crate::seatmap::MapSettings;
     use crate::server::{back_to, limited_fan};
     let (engine, session, user) = limited_fan().await?;
@@ -89,7 +90,7 @@ pub async fn hold_from_list(event_id: Uuid, section: String, seat_ids: Option<Ve
 }
 
 #[server(prefix = "/_app", endpoint = "release", input = Json)]
-pub async fn release_hold(hold_id: Uuid, hold_token: HoldToken) -> Result<(), AppError> {
+pub async fn release_hold(hold_id: HoldId, hold_token: HoldToken) -> Result<(), AppError> {
     let (engine, _, user) = crate::server::fan().await?;
     Ok(engine.release(user.user_id, hold_id, &hold_token).await?)
 }
@@ -98,7 +99,7 @@ pub async fn release_hold(hold_id: Uuid, hold_token: HoldToken) -> Result<(), Ap
 /// per hold and card, so a double click or a reload gets the first answer.
 #[server(prefix = "/_app", endpoint = "checkout", input = Json)]
 pub async fn checkout(
-    hold_id: Uuid,
+    hold_id: HoldId,
     hold_token: HoldToken,
     payment_token: PaymentToken,
     idempotency_key: IdempotencyKey,
@@ -122,7 +123,7 @@ pub async fn checkout(
 }
 
 #[server(prefix = "/_app", endpoint = "checkout_status", input = Json)]
-pub async fn checkout_status(checkout_id: Uuid) -> Result<CheckoutView, AppError> {
+pub async fn checkout_status(checkout_id: CheckoutId) -> Result<CheckoutView, AppError> {
     let (engine, _, user) = crate::server::fan().await?;
     Ok(engine.checkout_view(user.user_id, checkout_id).await?)
 }
@@ -130,7 +131,7 @@ pub async fn checkout_status(checkout_id: Uuid) -> Result<CheckoutView, AppError
 /// Renews the fan's admission while their seat map is open (and tells them
 /// if it lapsed).
 #[server(prefix = "/_app", endpoint = "renew_admission", input = Json)]
-pub async fn renew_admission(event_id: Uuid, queue_token: String) -> Result<QueueView, AppError> {
+pub async fn renew_admission(event_id: EventId, queue_token: String) -> Result<QueueView, AppError> {
     let (engine, session, user) = crate::server::limited_fan().await?;
     crate::session::queue_view(&session, &engine, &user, event_id, &queue_token).await
 }

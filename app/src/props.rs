@@ -1,14 +1,13 @@
 //! What crosses from the server to the page beyond the model's own types:
 //! page data and island props (serialised into the HTML for hydration).
 
-use frontrow_model::{Booking, Event, EventSummary, TierPrice, Ticket};
+use frontrow_model::{Booking, Event, EventId, EventSummary, HoldId, Ticket, TierPrice};
 use serde::{Deserialize, Serialize};
-use uuid::Uuid;
 
 /// A live hold as the seat picker shows it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct HoldInfo {
-    pub hold_id: Uuid,
+    pub hold_id: HoldId,
     pub hold_token: String,
     pub seat_ids: Vec<String>,
     /// Read-out names of the seats, in the same order.
@@ -89,7 +88,7 @@ pub struct EventPageData {
 /// Props of the seat picker island.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct PickerProps {
-    pub event_id: Uuid,
+    pub event_id: EventId,
     /// Lets the browser read the server's clock off a fresh hold's expiry.
     pub hold_ttl_seconds: i32,
     pub on_sale: bool,

@@ -2,7 +2,7 @@
 //! from the request's context, the response status, QR codes.
 
 use frontrow_engine::Engine;
-use frontrow_model::{AppError, User};
+use frontrow_model::{AppError, EventId, User, UserId};
 use leptos::prelude::*;
 use tower_sessions::Session;
 
@@ -30,7 +30,7 @@ pub async fn request_session() -> Result<Session, AppError> {
 /// and the session: `None` for an id that is no event's or that fans may
 /// not see (a page answers 404).
 pub async fn published_board(event_id: &str) -> Result<Option<(Engine, Session, frontrow_engine::venue::live::BoardSnapshot)>, AppError> {
-    let Ok(id) = event_id.parse::<uuid::Uuid>() else { return Ok(None) };
+    let Ok(id) = event_id.parse::<EventId>() else { return Ok(None) };
     let (engine, session) = (engine()?, request_session().await?);
     match engine.board().snapshot(id).await {
         Ok(board) if board.event.published => Ok(Some((engine, session, board))),
@@ -48,7 +48,7 @@ pub async fn viewer() -> Result<Option<User>, AppError> {
 /// server keeps it (the one the JSON API's hold and queue calls draw on):
 /// `Err` is the 429 to answer.
 #[derive(Clone)]
-pub struct FanLimit(pub std::sync::Arc<dyn Fn(uuid::Uuid) -> Result<(), AppError> + Send + Sync>);
+pub struct FanLimit(pub std::sync::Arc<dyn Fn(UserId) -> Result<(), AppError> + Send + Sync>);
 
 /// The signed-in user (401 otherwise), with the engine and the session,
 /// held to the per-fan limit (429 with the wait when they ask too often).

@@ -6,8 +6,8 @@ use std::fmt::Write;
 
 use chrono::{DateTime, Utc};
 pub use frontrow_model::{LogEntry, LogFilter};
+use frontrow_model::{EventId, UserId};
 use sqlx::PgConnection;
-use uuid::Uuid;
 
 use crate::error::Result;
 use crate::Engine;
@@ -15,16 +15,16 @@ use crate::Engine;
 /// Records a staff action in the event's change log.
 pub(crate) async fn record(
     conn: &mut PgConnection,
-    event_id: Option<Uuid>,
-    actor: Uuid,
+    event_id: Option<EventId>,
+    actor: UserId,
     kind: &str,
     seat_ids: &[String],
     detail: &str,
 ) -> Result<()> {
     sqlx::query!(
         "INSERT INTO staff_actions (event_id, actor_id, kind, seat_ids, detail) VALUES ($1, $2, $3, $4, $5)",
-        event_id,
-        actor,
+        event_id.map(|id| id.as_uuid()),
+        actor.as_uuid(),
         kind,
         seat_ids,
         detail
@@ -36,7 +36,7 @@ pub(crate) async fn record(
 
 impl Engine {
     /// The event's change log, newest first.
-    pub async fn change_log(&self, event_id: Uuid, filter: &LogFilter) -> Result<Vec<LogEntry>> {
+    pub async fn change_log(&self, event_id: EventId, filter: &LogFilter) -> Result<Vec<LogEntry>> {
         filter.check()?;
         let limit = filter.limit.unwrap_or(200);
         let rows = sqlx::query!(
@@ -64,7 +64,7 @@ impl Engine {
                -- A staff action first, then the seat changes it made at the same instant.
                ORDER BY at DESC, source
                LIMIT $6"#,
-            event_id,
+            event_id.as_uuid(),
             filter.seat_id.as_deref(),
             filter.kind.as_deref(),
             filter.since as Option<DateTime<Utc>>,

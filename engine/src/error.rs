@@ -1,8 +1,7 @@
 //! Every way an engine call can fail, and how each reads to a client.
 
 use chrono::{DateTime, Utc};
-use frontrow_model::{AppError, ErrorKind, InvalidValue};
-use uuid::Uuid;
+use frontrow_model::{AppError, ErrorKind, EventId, InvalidValue};
 
 /// An engine failure. The domain cases carry what a caller needs to act;
 /// `Database` and `Internal` are ours to log, never the client's to read.
@@ -63,7 +62,7 @@ pub enum EngineError {
     #[error("this ticket was refunded")]
     TicketRefunded,
     #[error("this ticket is for another event")]
-    WrongEvent { event_id: Uuid },
+    WrongEvent { event_id: EventId },
     #[error("the database is unavailable")]
     Unavailable(#[source] sqlx::Error),
     #[error("database error: {0}")]

@@ -4,7 +4,7 @@
 //! `hold_batch`, admission rounds by the waiting room; [`crate::venue::live`]
 //! listens to all three.
 
-use uuid::Uuid;
+use frontrow_model::EventId;
 
 use crate::error::Result;
 
@@ -18,7 +18,7 @@ pub const QUEUE: &str = "frontrow_queue";
 pub const SESSIONS: &str = "frontrow_sessions";
 
 /// Tells every instance to re-read the event (committed with the change).
-pub(crate) async fn announce_event_change(conn: &mut sqlx::PgConnection, event_id: Uuid) -> Result<()> {
-    sqlx::query!("SELECT pg_notify($1, $2::uuid::text)", EVENTS, event_id).execute(conn).await?;
+pub(crate) async fn announce_event_change(conn: &mut sqlx::PgConnection, event_id: EventId) -> Result<()> {
+    sqlx::query!("SELECT pg_notify($1, $2::uuid::text)", EVENTS, event_id.as_uuid()).execute(conn).await?;
     Ok(())
 }

@@ -4,10 +4,9 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use uuid::Uuid;
 
 use crate::event::{EventStatus, NewSection};
-use crate::ids::{PaymentToken, SeatId};
+use crate::ids::{BookingId, CheckoutId, EventId, LayoutId, PaymentId, PaymentToken, SeatId, TicketId, UserId};
 use crate::order::{BookingStatus, Channel};
 use crate::user::Role;
 use crate::venue::Stage;
@@ -34,7 +33,7 @@ pub struct EventChanges {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct StaffEventLine {
-    pub event_id: Uuid,
+    pub event_id: EventId,
     pub name: String,
     pub venue: String,
     pub starts_at: DateTime<Utc>,
@@ -125,7 +124,7 @@ pub struct RefundRequest {
     /// The tickets to refund; none means every live ticket of the booking.
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(schema_with = ticket_list_schema))]
-    pub ticket_ids: Option<Vec<Uuid>>,
+    pub ticket_ids: Option<Vec<TicketId>>,
     #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 500, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
     pub reason: String,
 }
@@ -145,7 +144,7 @@ fn ticket_list_schema() -> utoipa::openapi::schema::Array {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RefundResult {
-    pub booking_id: Uuid,
+    pub booking_id: BookingId,
     pub status: BookingStatus,
     pub refunded_cents: i64,
     pub seats_released: Vec<String>,
@@ -160,7 +159,7 @@ pub struct CheckinRequest {
     pub code: String,
     /// The event at this door; a ticket for another is refused.
     #[serde(default)]
-    pub event_id: Option<Uuid>,
+    pub event_id: Option<EventId>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -174,11 +173,11 @@ pub enum CheckinOutcome {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CheckinResult {
     pub result: CheckinOutcome,
-    pub ticket_id: Uuid,
+    pub ticket_id: TicketId,
     pub seat_id: String,
     /// How the door reads the seat out: "Section A, row 1, seat 4".
     pub seat_label: String,
-    pub event_id: Uuid,
+    pub event_id: EventId,
     pub checked_in_at: DateTime<Utc>,
 }
 
@@ -266,9 +265,9 @@ pub enum AttentionState {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PaymentAttention {
-    pub payment_id: Uuid,
-    pub checkout_id: Uuid,
-    pub event_id: Uuid,
+    pub payment_id: PaymentId,
+    pub checkout_id: CheckoutId,
+    pub event_id: EventId,
     pub state: AttentionState,
     pub amount_cents: i64,
     pub reason: String,
@@ -279,8 +278,8 @@ pub struct PaymentAttention {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct StaffBookingLine {
-    pub booking_id: Uuid,
-    pub event_id: Uuid,
+    pub booking_id: BookingId,
+    pub event_id: EventId,
     pub status: BookingStatus,
     pub channel: Channel,
     pub customer_email: Option<String>,
@@ -295,7 +294,7 @@ pub struct StaffBookingLine {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Layout {
-    pub layout_id: Uuid,
+    pub layout_id: LayoutId,
     pub name: String,
     /// The price tiers the rows name (an event using it prices each).
     pub tiers: Vec<String>,
@@ -348,7 +347,7 @@ pub struct UserChanges {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct StaffAccount {
-    pub user_id: Uuid,
+    pub user_id: UserId,
     pub email: String,
     pub name: String,
     pub role: Role,
@@ -420,14 +419,14 @@ pub enum SalesBy {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PaymentInfo {
-    pub payment_id: Uuid,
-    pub checkout_id: Uuid,
-    pub event_id: Uuid,
+    pub payment_id: PaymentId,
+    pub checkout_id: CheckoutId,
+    pub event_id: EventId,
     /// Our record of it: `created`, `processing`, `succeeded`, `declined`, `canceled` or `unknown`.
     pub status: String,
     pub settled: bool,
     pub amount_cents: i64,
-    pub booking_id: Option<Uuid>,
+    pub booking_id: Option<BookingId>,
     /// Refunds of it not yet confirmed by the provider.
     pub refunds_pending: i64,
 }

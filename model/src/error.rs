@@ -5,7 +5,8 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use uuid::Uuid;
+
+use crate::ids::{CheckoutId, EventId};
 
 /// A failure, as a client sees it: what happened (`kind`, with what the
 /// UI needs to act on it) and a sentence for a person.
@@ -34,12 +35,12 @@ pub enum ErrorKind {
     /// 402: the card was refused; nothing was charged.
     PaymentDeclined {
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        checkout_id: Option<Uuid>,
+        checkout_id: Option<CheckoutId>,
     },
     /// 402: the payment did not happen (lost before the provider, voided).
     PaymentFailed {
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        checkout_id: Option<Uuid>,
+        checkout_id: Option<CheckoutId>,
     },
     /// 403: this account may not do that.
     Forbidden,
@@ -93,11 +94,11 @@ pub enum ErrorKind {
     /// 409: this ticket was refunded (or its event cancelled).
     TicketRefunded,
     /// 409: this ticket is for another event.
-    WrongEvent { event_id: Uuid },
+    WrongEvent { event_id: EventId },
     /// 410: the hold lapsed, or its token is no longer the current one.
     HoldExpired {
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        checkout_id: Option<Uuid>,
+        checkout_id: Option<CheckoutId>,
         /// Money taken for it was (or is being) given back.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         refunded: Option<bool>,

@@ -2,8 +2,8 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use uuid::Uuid;
 
+use crate::ids::{EventId, LayoutId};
 use crate::venue::{Placement, SectionKind, Stage, StandingArea};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -21,7 +21,7 @@ pub struct TierPrice {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Event {
-    pub event_id: Uuid,
+    pub event_id: EventId,
     pub name: String,
     pub kind: String,
     pub venue: String,
@@ -181,7 +181,7 @@ fn is_standard(kind: &SeatKind) -> bool {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SeatMap {
-    pub event_id: Uuid,
+    pub event_id: EventId,
     pub version: i64,
     pub seats: Vec<SeatView>,
 }
@@ -219,7 +219,7 @@ pub struct NewEvent {
     pub sections: Vec<NewSection>,
     /// A saved venue layout to seat the event with (instead of `sections`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub layout_id: Option<Uuid>,
+    pub layout_id: Option<LayoutId>,
     /// What the sections face (with `sections`; a layout brings its own).
     /// Without it, a stage is drawn along the top of the map.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -304,7 +304,7 @@ pub struct NewRow {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CreatedEvent {
-    pub event_id: Uuid,
+    pub event_id: EventId,
     pub seats_total: i64,
 }
 
@@ -316,7 +316,7 @@ mod tests {
     fn event(starts_in: i64, opens_in: i64) -> Event {
         let now = Utc::now();
         Event {
-            event_id: Uuid::nil(),
+            event_id: EventId::from_uuid(uuid::Uuid::nil()),
             name: "N".into(),
             kind: "concert".into(),
             venue: "V".into(),

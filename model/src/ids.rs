@@ -103,6 +103,100 @@ parsed_string!(
     PaymentToken, "a payment token", max = 128, allowed = |c| c.is_ascii_graphic(), pattern = "[!-~]"
 );
 
+/// Ids of the things the database keeps (events, holds, bookings, ...): a
+/// UUID each, with its own type, so one cannot be passed where another is
+/// meant. The JSON and the database see a bare UUID.
+macro_rules! record_id {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(transparent)]
+        #[cfg_attr(feature = "sqlx", derive(sqlx::Type), sqlx(transparent))]
+        pub struct $name(uuid::Uuid);
+
+        impl $name {
+            pub const fn from_uuid(id: uuid::Uuid) -> Self {
+                Self(id)
+            }
+
+            pub const fn as_uuid(&self) -> uuid::Uuid {
+                self.0
+            }
+        }
+
+        impl From<uuid::Uuid> for $name {
+            fn from(id: uuid::Uuid) -> Self {
+                Self(id)
+            }
+        }
+
+        impl From<$name> for uuid::Uuid {
+            fn from(id: $name) -> uuid::Uuid {
+                id.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                self.0.fmt(f)
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = uuid::Error;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                uuid::Uuid::parse_str(s).map(Self)
+            }
+        }
+
+        #[cfg(feature = "openapi")]
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                utoipa::openapi::ObjectBuilder::new()
+                    .schema_type(utoipa::openapi::schema::Type::String)
+                    .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(utoipa::openapi::KnownFormat::Uuid)))
+                    .into()
+            }
+        }
+
+        #[cfg(feature = "openapi")]
+        impl utoipa::ToSchema for $name {}
+    };
+}
+
+record_id!(
+    /// An event (one date of a show, with its own seats and sale).
+    EventId
+);
+record_id!(
+    /// An account: a fan, or box-office staff.
+    UserId
+);
+record_id!(
+    /// A hold on seats or standing places, with its lease.
+    HoldId
+);
+record_id!(
+    /// A checkout: a hold on its way to payment.
+    CheckoutId
+);
+record_id!(
+    /// A payment taken (or tried) with the provider.
+    PaymentId
+);
+record_id!(
+    /// A confirmed booking, with its tickets.
+    BookingId
+);
+record_id!(
+    /// One ticket of a booking: one seat or standing place.
+    TicketId
+);
+record_id!(
+    /// A venue layout that events are created from.
+    LayoutId
+);
+
 /// Most seats one request may name; far above any per-order limit, so a
 /// huge list is refused before it costs anything.
 pub const MAX_SEATS_PER_REQUEST: usize = 100;
@@ -147,6 +241,16 @@ mod tests {
         assert!(HoldToken::parse("t".repeat(129)).is_err());
         assert!(PaymentToken::parse("tok visa").is_err());
         assert!(PaymentToken::parse("tok_visa").is_ok());
+    }
+
+    #[test]
+    fn record_ids_are_bare_uuids_in_json_and_text() {
+        let uuid = uuid::Uuid::from_u128(0x1234_5678_9abc_def0_1234_5678_9abc_def0);
+        let id = EventId::from(uuid);
+        assert_eq!(serde_json::to_string(&id).unwrap(), serde_json::to_string(&uuid).unwrap());
+        assert_eq!(serde_json::from_str::<EventId>(&format!("\"{uuid}\"")).unwrap(), id);
+        assert_eq!(id.to_string().parse::<EventId>().unwrap(), id);
+        assert!("not-a-uuid".parse::<HoldId>().is_err());
     }
 
     #[test]

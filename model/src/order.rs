@@ -2,16 +2,17 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use uuid::Uuid;
+
+use crate::ids::{BookingId, CheckoutId, EventId, HoldId, TicketId};
 
 /// A fan's claim on seats: all of them for a few minutes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Hold {
-    pub hold_id: Uuid,
+    pub hold_id: HoldId,
     /// The fencing token: only this, while the hold lives, releases or pays.
     pub hold_token: String,
-    pub event_id: Uuid,
+    pub event_id: EventId,
     pub seat_ids: Vec<String>,
     pub expires_at: DateTime<Utc>,
     pub total_cents: i64,
@@ -34,8 +35,8 @@ pub enum HoldState {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct HoldStatus {
-    pub hold_id: Uuid,
-    pub event_id: Uuid,
+    pub hold_id: HoldId,
+    pub event_id: EventId,
     pub seat_ids: Vec<String>,
     pub expires_at: DateTime<Utc>,
     pub state: HoldState,
@@ -56,7 +57,7 @@ pub enum TicketState {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Ticket {
-    pub ticket_id: Uuid,
+    pub ticket_id: TicketId,
     pub seat_id: String,
     /// What the QR code carries and the door scans.
     pub code: String,
@@ -96,8 +97,8 @@ pub enum Channel {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Booking {
-    pub booking_id: Uuid,
-    pub event_id: Uuid,
+    pub booking_id: BookingId,
+    pub event_id: EventId,
     pub seat_ids: Vec<String>,
     pub total_cents: i64,
     #[serde(default)]
@@ -123,7 +124,7 @@ pub enum CheckoutStatus {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CheckoutView {
-    pub checkout_id: Uuid,
+    pub checkout_id: CheckoutId,
     pub status: CheckoutStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub booking: Option<Booking>,
@@ -137,7 +138,7 @@ pub struct CheckoutView {
 pub enum CheckoutAnswer {
     Confirmed { booking: Booking },
     /// The provider has not answered yet; follow `GET /checkouts/{id}`.
-    PaymentPending { checkout_id: Uuid },
+    PaymentPending { checkout_id: CheckoutId },
 }
 
 /// The invariant audit of one event or of all events.

@@ -1,7 +1,8 @@
 //! Accounts.
 
 use serde::{Deserialize, Serialize};
-use uuid::Uuid;
+
+use crate::ids::UserId;
 
 /// What an account may do: fans buy; staff run events; admins also manage
 /// staff accounts.
@@ -36,7 +37,7 @@ impl std::str::FromStr for Role {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct User {
-    pub user_id: Uuid,
+    pub user_id: UserId,
     #[cfg_attr(feature = "openapi", schema(format = Email))]
     pub email: String,
     pub name: String,

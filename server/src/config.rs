@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use frontrow_model::EventId;
 
 #[derive(Debug, Parser)]
 #[command(name = "frontrow", version, about = "Ticketing for flash on-sales: server and admin tool")]
@@ -50,7 +51,7 @@ pub enum Command {
     Audit {
         /// Audit one event only.
         #[arg(long)]
-        event: Option<uuid::Uuid>,
+        event: Option<EventId>,
     },
 }
 

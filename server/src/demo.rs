@@ -7,8 +7,7 @@ use chrono::{Duration, Utc};
 use frontrow_app::admin::layout_spec::{sections, templates};
 use frontrow_engine::accounts::NewUser;
 use frontrow_engine::{Engine, EngineError};
-use frontrow_model::{NewEvent, NewRow, NewSection, Role, TierPrice};
-use uuid::Uuid;
+use frontrow_model::{EventId, NewEvent, NewRow, NewSection, Role, TierPrice};
 
 pub const DEMO_EVENT_NAME: &str = "The Midnight Aurora: World Tour";
 pub const DEMO_STADIUM_NAME: &str = "Summer Stadium Festival";
@@ -102,7 +101,7 @@ pub fn stadium_event(name: &str, stadium: Stadium) -> Result<NewEvent, EngineErr
 }
 
 /// Creates the event unless one of that name exists; returns its id.
-pub async fn seed_event(engine: &Engine, event: &NewEvent) -> Result<Uuid, EngineError> {
+pub async fn seed_event(engine: &Engine, event: &NewEvent) -> Result<EventId, EngineError> {
     if let Some(id) = engine.find_event_by_name(&event.name).await? {
         return Ok(id);
     }
@@ -111,7 +110,7 @@ pub async fn seed_event(engine: &Engine, event: &NewEvent) -> Result<Uuid, Engin
 
 /// Creates the demo events and staff account unless they exist; returns
 /// the events' ids (the 10,000-seat hall, then the stadium).
-pub async fn seed(engine: &Engine) -> Result<(Uuid, Uuid), EngineError> {
+pub async fn seed(engine: &Engine) -> Result<(EventId, EventId), EngineError> {
     let staff = NewUser { email: DEMO_STAFF_EMAIL, password: DEMO_STAFF_PASSWORD, name: "Box Office", role: Role::Admin };
     match engine.create_user(staff).await {
         Ok(_) | Err(EngineError::EmailTaken) => {}

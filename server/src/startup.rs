@@ -13,6 +13,7 @@ use axum::response::IntoResponse;
 use axum::Router;
 use frontrow_engine::payment::{HttpProvider, SimulatedProvider, SimulatedSettings};
 use frontrow_engine::{Engine, EngineSettings, PaymentProvider};
+use frontrow_model::UserId;
 use leptos::config::LeptosOptions;
 use leptos_axum::{generate_route_list, LeptosRoutes};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
@@ -275,7 +276,7 @@ fn router(state: AppState) -> Router {
         ..Default::default()
     };
     let fan_limiter = state.fan_limiter.clone();
-    let fan_limit = frontrow_app::server::FanLimit(Arc::new(move |fan: uuid::Uuid| api::queue::check_fan(fan_limiter.as_deref(), fan)));
+    let fan_limit = frontrow_app::server::FanLimit(Arc::new(move |fan: UserId| api::queue::check_fan(fan_limiter.as_deref(), fan)));
     let app_context = move || {
         leptos::prelude::provide_context(engine.clone());
         leptos::prelude::provide_context(fan_limit.clone());

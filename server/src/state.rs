@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use axum::extract::FromRef;
 use frontrow_engine::Engine;
+use frontrow_model::UserId;
 use governor::clock::DefaultClock;
 use governor::state::keyed::DefaultKeyedStateStore;
 use leptos::config::LeptosOptions;
@@ -13,7 +14,7 @@ use metrics_exporter_prometheus::PrometheusHandle;
 use crate::config::ServeArgs;
 
 pub type ClientRateLimiter = governor::RateLimiter<IpAddr, DefaultKeyedStateStore<IpAddr>, DefaultClock>;
-pub type FanRateLimiter = governor::RateLimiter<uuid::Uuid, DefaultKeyedStateStore<uuid::Uuid>, DefaultClock>;
+pub type FanRateLimiter = governor::RateLimiter<UserId, DefaultKeyedStateStore<UserId>, DefaultClock>;
 
 /// Cloned for every request (by each extractor and middleware that takes
 /// the state): one reference count, not a copy of every setting.

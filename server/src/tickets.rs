@@ -6,8 +6,8 @@ use axum::extract::{Path, State};
 use axum::response::Response;
 use frontrow_app::server::qr_svg;
 use frontrow_engine::EngineError;
+use frontrow_model::BookingId;
 use tower_sessions::Session;
-use uuid::Uuid;
 
 use crate::html::{failure, not_found, render, signed_in};
 use crate::state::AppState;
@@ -36,7 +36,7 @@ struct TicketsPage {
 /// sent to sign in first.
 pub async fn print_tickets(State(state): State<AppState>, session: Session, Path(booking_id): Path<String>) -> Response {
     // Parsed first: nothing from the raw path goes into a redirect.
-    let Ok(booking_id) = booking_id.parse::<Uuid>() else { return not_found() };
+    let Ok(booking_id) = booking_id.parse::<BookingId>() else { return not_found() };
     let user = match signed_in(&state, &session, &format!("/bookings/{booking_id}/print")).await {
         Ok(user) => user,
         Err(response) => return response,

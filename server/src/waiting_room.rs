@@ -6,8 +6,8 @@ use askama::Template;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Redirect, Response};
 use frontrow_engine::EngineError;
+use frontrow_model::EventId;
 use tower_sessions::Session;
-use uuid::Uuid;
 
 use crate::html::{failure, not_found, render, signed_in};
 use crate::state::AppState;
@@ -26,7 +26,7 @@ struct WaitingRoomPage {
 
 /// `GET /events/{id}/queue`.
 pub async fn page(State(state): State<AppState>, session: Session, Path(event_id): Path<String>) -> Response {
-    let Ok(event_id) = event_id.parse::<Uuid>() else { return not_found() };
+    let Ok(event_id) = event_id.parse::<EventId>() else { return not_found() };
     if let Err(response) = signed_in(&state, &session, &format!("/events/{event_id}/queue")).await {
         return response;
     }

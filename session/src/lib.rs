@@ -5,9 +5,8 @@
 //! not reach into the UI crate for it.
 
 use frontrow_engine::{Admission, Engine};
-use frontrow_model::{AppError, ErrorKind, User};
+use frontrow_model::{AppError, ErrorKind, EventId, User, UserId};
 use tower_sessions::Session;
-use uuid::Uuid;
 
 /// The signed-in user's id.
 const USER_KEY: &str = "user_id";
@@ -18,12 +17,12 @@ const EPOCH_KEY: &str = "session_epoch";
 /// another session is refused.
 const BINDING_KEY: &str = "admission_binding";
 
-fn admission_key(event_id: Uuid) -> String {
-    format!("admission:{}", event_id.simple())
+fn admission_key(event_id: EventId) -> String {
+    format!("admission:{}", event_id.as_uuid().simple())
 }
 
-fn queue_key(event_id: Uuid) -> String {
-    format!("queue:{}", event_id.simple())
+fn queue_key(event_id: EventId) -> String {
+    format!("queue:{}", event_id.as_uuid().simple())
 }
 
 fn store_error(e: impl std::fmt::Display) -> AppError {
@@ -33,7 +32,7 @@ fn store_error(e: impl std::fmt::Display) -> AppError {
 
 /// The signed-in user, if any.
 pub async fn current_user(session: &Session, engine: &Engine) -> Result<Option<User>, AppError> {
-    let Some(user_id) = session.get::<Uuid>(USER_KEY).await.map_err(store_error)? else {
+    let Some(user_id) = session.get::<UserId>(USER_KEY).await.map_err(store_error)? else {
         return Ok(None);
     };
     let epoch = session.get::<i32>(EPOCH_KEY).await.map_err(store_error)?.unwrap_or_default();
@@ -124,7 +123,7 @@ pub async fn binding(session: &Session) -> Result<String, AppError> {
 /// The fan's admission to `event_id` from a token they present: `None`
 /// without one (an event whose waiting room is on then refuses the hold),
 /// 403 `not_admitted` with one that does not verify for them and this session.
-pub async fn admission(session: &Session, engine: &Engine, event_id: Uuid, fan: Uuid, token: Option<&str>) -> Result<Option<Admission>, AppError> {
+pub async fn admission(session: &Session, engine: &Engine, event_id: EventId, fan: UserId, token: Option<&str>) -> Result<Option<Admission>, AppError> {
     let Some(token) = token else { return Ok(None) };
     let binding = binding(session).await?;
     engine
@@ -135,7 +134,7 @@ pub async fn admission(session: &Session, engine: &Engine, event_id: Uuid, fan: 
 
 /// Remembers the fan's queue token and (when admitted) admission token, so
 /// the server-rendered seat map can hand them to the seat picker.
-pub async fn remember_queue(session: &Session, event_id: Uuid, queue_token: &str, admission_token: Option<&str>) -> Result<(), AppError> {
+pub async fn remember_queue(session: &Session, event_id: EventId, queue_token: &str, admission_token: Option<&str>) -> Result<(), AppError> {
     session.insert(&queue_key(event_id), queue_token).await.map_err(store_error)?;
     if let Some(token) = admission_token {
         session.insert(&admission_key(event_id), token).await.map_err(store_error)?;
@@ -145,7 +144,7 @@ pub async fn remember_queue(session: &Session, event_id: Uuid, queue_token: &str
 
 /// The fan's stored admission to the event, if it still verifies:
 /// `(admission token, queue token)`.
-pub async fn stored_admission(session: &Session, engine: &Engine, event_id: Uuid, fan: Uuid) -> Result<Option<(String, Option<String>)>, AppError> {
+pub async fn stored_admission(session: &Session, engine: &Engine, event_id: EventId, fan: UserId) -> Result<Option<(String, Option<String>)>, AppError> {
     let token = session.get::<String>(&admission_key(event_id)).await.map_err(store_error)?;
     let queue_token = session.get::<String>(&queue_key(event_id)).await.map_err(store_error)?;
     let Some(token) = token else { return Ok(None) };
@@ -159,7 +158,7 @@ pub async fn queue_view(
     session: &Session,
     engine: &Engine,
     fan: &User,
-    event_id: Uuid,
+    event_id: EventId,
     queue_token: &str,
 ) -> Result<frontrow_model::QueueView, AppError> {
     if engine.queue_owner(event_id, queue_token).await? != fan.user_id {

@@ -12,11 +12,10 @@ use frontrow_model::{EventChanges, NewStaffUser, QueueSettings, Role, UserChange
 #[cfg(feature = "ssr")]
 use frontrow_model::TierPrice;
 use frontrow_model::{
-    AppError, Booking, CheckinResult, CounterPayment, EventStats, IdempotencyKey, Layout, NewSection, PaymentToken, RefundResult, SeatId, Stage,
+    AppError, Booking, BookingId, CheckinResult, CounterPayment, EventId, EventStats, IdempotencyKey, Layout, LayoutId, NewSection, PaymentId, PaymentToken, RefundResult, SeatId, Stage, TicketId, UserId,
 };
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
-use uuid::Uuid;
 
 /// A `datetime-local` field (read as UTC, as the pages label times).
 #[cfg(feature = "ssr")]
@@ -50,10 +49,10 @@ pub async fn create_event(
     sale_opens_at: String,
     hold_ttl_seconds: String,
     max_seats_per_order: String,
-    layout_id: Uuid,
+    layout_id: LayoutId,
     prices: String,
     published: Option<String>,
-) -> Result<Uuid, AppError> {
+) -> Result<EventId, AppError> {
     let (engine, user) = staff().await?;
     let layout = engine.layout(layout_id).await?;
     let mut tiers = Vec::new();
@@ -88,7 +87,7 @@ pub async fn create_event(
 #[server(prefix = "/_app", endpoint = "admin/update_event")]
 #[allow(clippy::too_many_arguments)]
 pub async fn update_event(
-    event_id: Uuid,
+    event_id: EventId,
     name: String,
     venue: String,
     starts_at: String,
@@ -114,7 +113,7 @@ pub async fn update_event(
 
 #[server(prefix = "/_app", endpoint = "admin/configure_queue")]
 pub async fn configure_queue(
-    event_id: Uuid,
+    event_id: EventId,
     waiting_room_enabled: Option<String>,
     require_verified_email: Option<String>,
     paused: Option<String>,
@@ -136,7 +135,7 @@ pub async fn configure_queue(
 }
 
 #[server(prefix = "/_app", endpoint = "admin/cancel_event")]
-pub async fn cancel_event(event_id: Uuid, reason: String) -> Result<(), AppError> {
+pub async fn cancel_event(event_id: EventId, reason: String) -> Result<(), AppError> {
     let (engine, user) = staff().await?;
     engine.cancel_event(&user, event_id, &reason).await?;
     back_to(&format!("/admin/events/{event_id}"));
@@ -144,20 +143,20 @@ pub async fn cancel_event(event_id: Uuid, reason: String) -> Result<(), AppError
 }
 
 #[server(prefix = "/_app", endpoint = "admin/block", input = Json)]
-pub async fn block_seats(event_id: Uuid, seat_ids: Vec<SeatId>, reason: String) -> Result<Vec<String>, AppError> {
+pub async fn block_seats(event_id: EventId, seat_ids: Vec<SeatId>, reason: String) -> Result<Vec<String>, AppError> {
     let (engine, user) = staff().await?;
     Ok(engine.block_seats(&user, event_id, &seat_ids, &reason).await?)
 }
 
 #[server(prefix = "/_app", endpoint = "admin/unblock", input = Json)]
-pub async fn unblock_seats(event_id: Uuid, seat_ids: Vec<SeatId>) -> Result<Vec<String>, AppError> {
+pub async fn unblock_seats(event_id: EventId, seat_ids: Vec<SeatId>) -> Result<Vec<String>, AppError> {
     let (engine, user) = staff().await?;
     Ok(engine.unblock_seats(&user, event_id, &seat_ids).await?)
 }
 
 /// Releases whatever hold is on the seat (recorded with the reason).
 #[server(prefix = "/_app", endpoint = "admin/release_seat_hold", input = Json)]
-pub async fn release_seat_hold(event_id: Uuid, seat_id: SeatId, reason: String) -> Result<Vec<String>, AppError> {
+pub async fn release_seat_hold(event_id: EventId, seat_id: SeatId, reason: String) -> Result<Vec<String>, AppError> {
     let (engine, user) = staff().await?;
     let hold_id = engine.hold_on_seat(&user, event_id, &seat_id).await?.ok_or_else(|| AppError::invalid(format!("{seat_id} is not held")))?;
     Ok(engine.release_hold_for_staff(&user, hold_id, &reason).await?)
@@ -166,7 +165,7 @@ pub async fn release_seat_hold(event_id: Uuid, seat_id: SeatId, reason: String) 
 #[server(prefix = "/_app", endpoint = "admin/counter_sale", input = Json)]
 #[allow(clippy::too_many_arguments)]
 pub async fn counter_sale(
-    event_id: Uuid,
+    event_id: EventId,
     seat_ids: Vec<SeatId>,
     standing: Option<frontrow_model::StandingPlaces>,
     payment: CounterPayment,
@@ -194,13 +193,13 @@ pub async fn counter_sale(
 }
 
 #[server(prefix = "/_app", endpoint = "admin/refund", input = Json)]
-pub async fn refund(booking_id: Uuid, ticket_ids: Option<Vec<Uuid>>, reason: String, idempotency_key: IdempotencyKey) -> Result<RefundResult, AppError> {
+pub async fn refund(booking_id: BookingId, ticket_ids: Option<Vec<TicketId>>, reason: String, idempotency_key: IdempotencyKey) -> Result<RefundResult, AppError> {
     let (engine, user) = staff().await?;
     Ok(engine.refund_booking(&user, booking_id, &frontrow_model::RefundRequest { ticket_ids, reason }, &idempotency_key).await?)
 }
 
 #[server(prefix = "/_app", endpoint = "admin/resend")]
-pub async fn resend_tickets(booking_id: Uuid) -> Result<String, AppError> {
+pub async fn resend_tickets(booking_id: BookingId) -> Result<String, AppError> {
     let (engine, user) = staff().await?;
     let site = use_context::<crate::server::SiteUrl>().map(|s| s.0).unwrap_or_default();
     let to = engine.resend_tickets(&user, booking_id, &site).await?;
@@ -209,19 +208,19 @@ pub async fn resend_tickets(booking_id: Uuid) -> Result<String, AppError> {
 }
 
 #[server(prefix = "/_app", endpoint = "admin/check_in", input = Json)]
-pub async fn check_in(code: String, event_id: Option<Uuid>) -> Result<CheckinResult, AppError> {
+pub async fn check_in(code: String, event_id: Option<EventId>) -> Result<CheckinResult, AppError> {
     let (engine, user) = staff().await?;
     Ok(engine.check_in(&user, &code, event_id).await?)
 }
 
 #[server(prefix = "/_app", endpoint = "admin/stats", input = Json)]
-pub async fn load_event_stats(event_id: Uuid) -> Result<EventStats, AppError> {
+pub async fn load_event_stats(event_id: EventId) -> Result<EventStats, AppError> {
     let (engine, user) = staff().await?;
     Ok(engine.event_stats(&user, event_id).await?)
 }
 
 #[server(prefix = "/_app", endpoint = "admin/settle_payment")]
-pub async fn settle_payment(payment_id: Uuid) -> Result<(), AppError> {
+pub async fn settle_payment(payment_id: PaymentId) -> Result<(), AppError> {
     let (engine, user) = staff().await?;
     engine.settle_payment(&user, payment_id).await?;
     back_to("/admin/payments?settled=1");
@@ -253,7 +252,7 @@ pub async fn create_account(email: String, password: String, name: String, role:
 }
 
 #[server(prefix = "/_app", endpoint = "admin/change_account")]
-pub async fn change_account(user_id: Uuid, disabled: Option<String>, password: Option<String>) -> Result<(), AppError> {
+pub async fn change_account(user_id: UserId, disabled: Option<String>, password: Option<String>) -> Result<(), AppError> {
     let (engine, user) = staff().await?;
     let changes = UserChanges {
         disabled: disabled.map(|d| d == "true"),

@@ -16,7 +16,7 @@ pub async fn load_booking(booking_id: String) -> Result<Option<BookingView>, App
     use crate::server::{engine, qr_svg, viewer};
     use frontrow_engine::EngineError;
     let Some(user) = viewer().await? else { return Ok(None) };
-    let Ok(id) = booking_id.parse::<uuid::Uuid>() else { return Ok(None) };
+    let Ok(id) = booking_id.parse::<frontrow_model::BookingId>() else { return Ok(None) };
     let engine = engine()?;
     let booking = match engine.booking_for(&user, id).await {
         Ok(b) => b,
@@ -55,7 +55,7 @@ pub async fn load_checkout(checkout_id: String) -> Result<Option<CheckoutView>, 
     use crate::server::{engine, viewer};
     use frontrow_engine::EngineError;
     let Some(user) = viewer().await? else { return Ok(None) };
-    let Ok(id) = checkout_id.parse::<uuid::Uuid>() else { return Ok(None) };
+    let Ok(id) = checkout_id.parse::<frontrow_model::CheckoutId>() else { return Ok(None) };
     match engine()?.checkout_view(user.user_id, id).await {
         Ok(view) => Ok(Some(view)),
         Err(EngineError::NotFound) => Ok(None),

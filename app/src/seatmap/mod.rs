@@ -19,10 +19,9 @@ use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
 use frontrow_engine::venue::live::{BoardSnapshot, EventLayout};
-use frontrow_model::{NewSection, SeatStatus, Stage, TierPrice};
-use uuid::Uuid;
 
 use draw::Seats;
+use frontrow_model::{EventId, NewSection, SeatStatus, Stage, TierPrice};
 use geometry::VenueGeometry;
 
 /// Who the map is drawn for: fans see blocked seats as sold.
@@ -136,13 +135,13 @@ impl MapSlot {
 }
 
 /// Where the places of a standing area (and a section's seats) are picked.
-pub fn section_href(event_id: Uuid, section: &str) -> String {
+pub fn section_href(event_id: EventId, section: &str) -> String {
     format!("/events/{event_id}/sections/{section}")
 }
 
 /// The venue's geometry, worked out once per layout.
-fn venue_of(event_id: Uuid, layout: &Arc<EventLayout>) -> Arc<VenueGeometry> {
-    type Cache = Mutex<HashMap<Uuid, (Arc<EventLayout>, Arc<VenueGeometry>)>>;
+fn venue_of(event_id: EventId, layout: &Arc<EventLayout>) -> Arc<VenueGeometry> {
+    type Cache = Mutex<HashMap<EventId, (Arc<EventLayout>, Arc<VenueGeometry>)>>;
     static VENUES: LazyLock<Cache> = LazyLock::new(Mutex::default);
     if let Some((for_layout, venue)) = VENUES.lock().unwrap_or_else(|e| e.into_inner()).get(&event_id) {
         if Arc::ptr_eq(for_layout, layout) {
@@ -180,7 +179,7 @@ pub fn draw_with(board: &BoardSnapshot, view: &MapView, audience: Audience, href
 /// resumes the live feed from the drawing's own epoch and seq, so nothing
 /// after it is missed.
 pub fn fans_map(board: &BoardSnapshot, view: &MapView, max_age: Duration) -> DrawnMap {
-    type Cache = Mutex<HashMap<(Uuid, MapView), (String, Instant, DrawnMap)>>;
+    type Cache = Mutex<HashMap<(EventId, MapView), (String, Instant, DrawnMap)>>;
     static DRAWN: LazyLock<Cache> = LazyLock::new(Mutex::default);
     let key = (board.event.event_id, view.clone());
     if let Some((revision, drawn_at, map)) = DRAWN.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {

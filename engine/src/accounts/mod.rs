@@ -13,11 +13,11 @@ use argon2::password_hash::{rand_core::OsRng, PasswordHash, PasswordHasher, Pass
 use argon2::Argon2;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
+use frontrow_model::{NewStaffUser, Role, StaffAccount, User, UserChanges, UserId};
 use tokio::sync::Semaphore;
 use uuid::Uuid;
 
 use chrono::{DateTime, Utc};
-use frontrow_model::{NewStaffUser, Role, StaffAccount, User, UserChanges};
 
 use crate::changelog;
 use crate::error::{EngineError, Result};
@@ -92,7 +92,7 @@ pub const USER_FRESH: Duration = Duration::from_secs(2);
 
 /// Accounts behind sessions, as this instance last read them, with their
 /// session epoch.
-pub(crate) type UserCache = moka::future::Cache<Uuid, (Instant, Option<(User, i32)>)>;
+pub(crate) type UserCache = moka::future::Cache<UserId, (Instant, Option<(User, i32)>)>;
 
 pub(crate) fn user_cache() -> UserCache {
     moka::future::Cache::builder().max_capacity(200_000).time_to_idle(Duration::from_secs(3600)).build()
@@ -158,7 +158,7 @@ impl Engine {
         if inserted.rows_affected() == 0 {
             return Err(EngineError::EmailTaken);
         }
-        Ok(User { user_id, email: email.to_owned(), name: name.to_owned(), role })
+        Ok(User { user_id: user_id.into(), email: email.to_owned(), name: name.to_owned(), role })
     }
 
     /// Many fans at once, for load runs: `{prefix}-{n}@load.test` for n in
@@ -184,7 +184,7 @@ impl Engine {
         )
         .fetch_all(self.pool())
         .await?;
-        Ok(rows.into_iter().map(|r| User { user_id: r.user_id, email: r.email, name: r.name, role: Role::Fan }).collect())
+        Ok(rows.into_iter().map(|r| User { user_id: r.user_id.into(), email: r.email, name: r.name, role: Role::Fan }).collect())
     }
 
     /// The account, if the password is right (unknown emails cost the same
@@ -204,7 +204,7 @@ impl Engine {
         let hash = row.as_ref().map_or(DUMMY_HASH.to_owned(), |r| r.password_hash.clone());
         let ok = verify_password(password.to_owned(), hash).await.unwrap_or(false);
         match row {
-            Some(r) if ok => Ok(User { user_id: r.user_id, email: r.email, name: r.name, role: r.role }),
+            Some(r) if ok => Ok(User { user_id: r.user_id.into(), email: r.email, name: r.name, role: r.role }),
             _ => Err(EngineError::InvalidCredentials),
         }
     }
@@ -214,7 +214,7 @@ impl Engine {
     pub async fn disable_if_password(&self, email: &str, password: &str) -> Result<bool> {
         match self.check_password(email, password).await {
             Ok(user) => {
-                sqlx::query!("UPDATE users SET disabled_at = now(), session_epoch = session_epoch + 1 WHERE user_id = $1", user.user_id).execute(self.pool()).await?;
+                sqlx::query!("UPDATE users SET disabled_at = now(), session_epoch = session_epoch + 1 WHERE user_id = $1", user.user_id.as_uuid()).execute(self.pool()).await?;
                 self.forget_user(user.user_id).await;
                 Ok(true)
             }
@@ -227,21 +227,21 @@ impl Engine {
     /// [`USER_FRESH`] per account on this instance; while the database is
     /// unreachable, the last answer stands, so signed-in fans keep browsing
     /// through an outage.
-    pub async fn user(&self, user_id: Uuid) -> Result<Option<User>> {
+    pub async fn user(&self, user_id: UserId) -> Result<Option<User>> {
         Ok(self.account(user_id).await?.map(|(user, _)| user))
     }
 
     /// The account behind a session begun in session epoch `epoch`: none
     /// once disabled, or once its sessions were ended since (within
     /// [`USER_FRESH`] on every instance).
-    pub async fn session_user(&self, user_id: Uuid, epoch: i32) -> Result<Option<User>> {
+    pub async fn session_user(&self, user_id: UserId, epoch: i32) -> Result<Option<User>> {
         Ok(self.account(user_id).await?.filter(|(_, current)| *current == epoch).map(|(user, _)| user))
     }
 
     /// The session epoch a session begun now belongs to (read afresh: a
     /// sign-in right after a password reset must not start in the old one).
-    pub async fn session_epoch(&self, user_id: Uuid) -> Result<i32> {
-        Ok(sqlx::query_scalar!("SELECT session_epoch FROM users WHERE user_id = $1", user_id)
+    pub async fn session_epoch(&self, user_id: UserId) -> Result<i32> {
+        Ok(sqlx::query_scalar!("SELECT session_epoch FROM users WHERE user_id = $1", user_id.as_uuid())
             .fetch_optional(self.pool())
             .await?
             .unwrap_or_default())
@@ -254,7 +254,7 @@ impl Engine {
         Ok(())
     }
 
-    async fn account(&self, user_id: Uuid) -> Result<Option<(User, i32)>> {
+    async fn account(&self, user_id: UserId) -> Result<Option<(User, i32)>> {
         let cached = self.users().get(&user_id).await;
         if let Some((read_at, user)) = &cached {
             if read_at.elapsed() < USER_FRESH {
@@ -263,14 +263,14 @@ impl Engine {
         }
         let read = sqlx::query!(
             r#"SELECT user_id, email, name, role AS "role: Role", session_epoch FROM users WHERE user_id = $1 AND disabled_at IS NULL"#,
-            user_id
+            user_id.as_uuid()
         )
         .fetch_optional(self.pool())
         .await
         .map_err(EngineError::from);
         match read {
             Ok(row) => {
-                let account = row.map(|r| (User { user_id: r.user_id, email: r.email, name: r.name, role: r.role }, r.session_epoch));
+                let account = row.map(|r| (User { user_id: r.user_id.into(), email: r.email, name: r.name, role: r.role }, r.session_epoch));
                 self.users().insert(user_id, (Instant::now(), account.clone())).await;
                 Ok(account)
             }
@@ -283,7 +283,7 @@ impl Engine {
     }
 
     /// Forgets what this instance knows of an account (it just changed).
-    async fn forget_user(&self, user_id: Uuid) {
+    async fn forget_user(&self, user_id: UserId) {
         self.users().invalidate(&user_id).await;
     }
 }
@@ -300,7 +300,7 @@ impl Engine {
         .fetch_all(self.pool())
         .await?
         .into_iter()
-        .map(|r| StaffAccount { user_id: r.user_id, email: r.email, name: r.name, role: r.role, disabled: r.disabled, created_at: r.created_at })
+        .map(|r| StaffAccount { user_id: r.user_id.into(), email: r.email, name: r.name, role: r.role, disabled: r.disabled, created_at: r.created_at })
         .collect())
     }
 
@@ -316,7 +316,7 @@ impl Engine {
     /// Disables or enables an account, or sets a new password (admins
     /// only). A disabled account cannot sign in; disabling it or setting its
     /// password ends its sessions (enabling it again does not revive them).
-    pub async fn change_account(&self, admin: &User, user_id: Uuid, changes: &UserChanges) -> Result<StaffAccount> {
+    pub async fn change_account(&self, admin: &User, user_id: UserId, changes: &UserChanges) -> Result<StaffAccount> {
         require_admin(admin)?;
         if user_id == admin.user_id && changes.disabled == Some(true) {
             return Err(EngineError::invalid("an admin cannot disable their own account"));
@@ -340,7 +340,7 @@ impl Engine {
                 WHERE user_id = $1
             RETURNING user_id, email, name, role AS "role: Role", disabled_at IS NOT NULL AS "disabled!",
                       created_at AS "created_at: DateTime<Utc>""#,
-            user_id,
+            user_id.as_uuid(),
             changes.disabled,
             password_hash,
         )
@@ -356,7 +356,7 @@ impl Engine {
         changelog::record(&mut tx, None, admin.user_id, what, &[], &r.email).await?;
         tx.commit().await?;
         self.forget_user(user_id).await;
-        Ok(StaffAccount { user_id: r.user_id, email: r.email, name: r.name, role: r.role, disabled: r.disabled, created_at: r.created_at })
+        Ok(StaffAccount { user_id: r.user_id.into(), email: r.email, name: r.name, role: r.role, disabled: r.disabled, created_at: r.created_at })
     }
 }
 

@@ -6,9 +6,8 @@
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use frontrow_model::User;
+use frontrow_model::{User, UserId};
 use rand::Rng;
-use uuid::Uuid;
 
 use crate::error::{EngineError, Result};
 use crate::accounts::mail::Mail;
@@ -25,14 +24,14 @@ const RESEND_AFTER: Duration = Duration::from_secs(30);
 const CODES_PER_WINDOW: i32 = 5;
 const WINDOW: Duration = Duration::from_secs(3600);
 
-fn code_hash(user_id: Uuid, code: &str) -> String {
+fn code_hash(user_id: UserId, code: &str) -> String {
     sha256_hex(format!("{user_id}:{code}").as_bytes())
 }
 
 impl Engine {
     /// Whether the account's email address is verified.
-    pub async fn email_verified(&self, user_id: Uuid) -> Result<bool> {
-        Ok(sqlx::query_scalar!(r#"SELECT email_verified_at IS NOT NULL AS "verified!" FROM users WHERE user_id = $1"#, user_id)
+    pub async fn email_verified(&self, user_id: UserId) -> Result<bool> {
+        Ok(sqlx::query_scalar!(r#"SELECT email_verified_at IS NOT NULL AS "verified!" FROM users WHERE user_id = $1"#, user_id.as_uuid())
             .fetch_optional(self.pool())
             .await?
             .unwrap_or(false))
@@ -64,7 +63,7 @@ impl Engine {
                                  CASE WHEN c.sent_in_window >= $5 OR c.attempts >= $6 THEN c.window_started_at + make_interval(secs => $7)
                                       ELSE c.sent_at + make_interval(secs => $4) END - now()))::bigint
                          FROM email_codes c WHERE c.user_id = $1) AS "wait_secs?""#,
-            fan.user_id,
+            fan.user_id.as_uuid(),
             code_hash(fan.user_id, &code),
             CODE_VALID.as_secs_f64(),
             RESEND_AFTER.as_secs_f64(),
@@ -96,7 +95,7 @@ impl Engine {
         let mut tx = crate::db::begin(self.pool()).await?;
         let pending = sqlx::query!(
             r#"SELECT code_hash, attempts, expires_at AS "expires_at: DateTime<Utc>" FROM email_codes WHERE user_id = $1 FOR UPDATE"#,
-            fan.user_id
+            fan.user_id.as_uuid()
         )
         .fetch_optional(&mut *tx)
         .await?;
@@ -104,12 +103,12 @@ impl Engine {
             return Err(EngineError::WrongCode("no code is waiting (or it expired, or this hour's tries are used up): ask for a new one"));
         };
         if pending.code_hash != code_hash(fan.user_id, code) {
-            sqlx::query!("UPDATE email_codes SET attempts = attempts + 1 WHERE user_id = $1", fan.user_id).execute(&mut *tx).await?;
+            sqlx::query!("UPDATE email_codes SET attempts = attempts + 1 WHERE user_id = $1", fan.user_id.as_uuid()).execute(&mut *tx).await?;
             tx.commit().await?;
             return Err(EngineError::WrongCode("that is not the code we sent"));
         }
-        sqlx::query!("UPDATE users SET email_verified_at = now() WHERE user_id = $1", fan.user_id).execute(&mut *tx).await?;
-        sqlx::query!("DELETE FROM email_codes WHERE user_id = $1", fan.user_id).execute(&mut *tx).await?;
+        sqlx::query!("UPDATE users SET email_verified_at = now() WHERE user_id = $1", fan.user_id.as_uuid()).execute(&mut *tx).await?;
+        sqlx::query!("DELETE FROM email_codes WHERE user_id = $1", fan.user_id.as_uuid()).execute(&mut *tx).await?;
         tx.commit().await?;
         Ok(())
     }

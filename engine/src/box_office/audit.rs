@@ -1,20 +1,19 @@
 //! The invariant audit: SQL that proves nothing was oversold, nothing is held
 //! without a live hold, and every captured payment was booked or refunded.
 
-use frontrow_model::AuditReport;
-use uuid::Uuid;
+use frontrow_model::{AuditReport, EventId};
 
 use crate::error::Result;
 use crate::Engine;
 
 impl Engine {
     /// Audits one event, or every event when `event_id` is `None`.
-    pub async fn audit(&self, event_id: Option<Uuid>) -> Result<AuditReport> {
+    pub async fn audit(&self, event_id: Option<EventId>) -> Result<AuditReport> {
         audit(self.pool(), event_id).await
     }
 }
 
-async fn audit(pool: &sqlx::PgPool, event_id: Option<Uuid>) -> Result<AuditReport> {
+async fn audit(pool: &sqlx::PgPool, event_id: Option<EventId>) -> Result<AuditReport> {
     let r = sqlx::query!(
         r#"WITH s AS (SELECT * FROM seats WHERE $1::uuid IS NULL OR event_id = $1),
                 live_tickets AS (SELECT t.* FROM tickets t WHERE t.voided_at IS NULL AND ($1::uuid IS NULL OR t.event_id = $1)),
@@ -48,7 +47,7 @@ async fn audit(pool: &sqlx::PgPool, event_id: Option<Uuid>) -> Result<AuditRepor
              + (SELECT count(*) FROM live_tickets t JOIN seats x ON x.event_id = t.event_id AND x.seat_id = t.seat_id
                   WHERE x.state <> 'sold' OR x.booking_id IS DISTINCT FROM t.booking_id)
                AS "sold_mismatched!""#,
-        event_id
+        event_id.map(|id| id.as_uuid())
     )
     .fetch_one(pool)
     .await?;

@@ -1,8 +1,7 @@
 //! Seat management by staff: blocking seats off sale (production holds,
 //! house seats) and back, and releasing a hold stuck on seats.
 
-use frontrow_model::{seat_list, SeatId, User};
-use uuid::Uuid;
+use frontrow_model::{seat_list, EventId, HoldId, SeatId, User};
 
 use crate::accounts::require_staff;
 use crate::venue::catalogue::check_text;
@@ -32,7 +31,7 @@ fn seat_strings(seat_ids: &[SeatId]) -> Result<Vec<String>> {
 impl Engine {
     /// Blocks the seats, all or none: only available seats can be blocked
     /// (the others are the 409's `conflict_seats`).
-    pub async fn block_seats(&self, staff: &User, event_id: Uuid, seat_ids: &[SeatId], reason: &str) -> Result<Vec<String>> {
+    pub async fn block_seats(&self, staff: &User, event_id: EventId, seat_ids: &[SeatId], reason: &str) -> Result<Vec<String>> {
         require_staff(staff)?;
         check_text("reason", reason, 500)?;
         let ids = seat_strings(seat_ids)?;
@@ -49,7 +48,7 @@ impl Engine {
     }
 
     /// Puts blocked seats back on sale, all or none.
-    pub async fn unblock_seats(&self, staff: &User, event_id: Uuid, seat_ids: &[SeatId]) -> Result<Vec<String>> {
+    pub async fn unblock_seats(&self, staff: &User, event_id: EventId, seat_ids: &[SeatId]) -> Result<Vec<String>> {
         require_staff(staff)?;
         let ids = seat_strings(seat_ids)?;
         self.event(event_id).await?;
@@ -66,10 +65,10 @@ impl Engine {
 
     /// Releases a hold stuck on seats, whatever its token (recorded). A hold
     /// whose payment is in flight is reconciliation's to settle: 409.
-    pub async fn release_hold_for_staff(&self, staff: &User, hold_id: Uuid, reason: &str) -> Result<Vec<String>> {
+    pub async fn release_hold_for_staff(&self, staff: &User, hold_id: HoldId, reason: &str) -> Result<Vec<String>> {
         require_staff(staff)?;
         check_text("reason", reason, 500)?;
-        let event_id = sqlx::query_scalar!("SELECT event_id FROM holds WHERE hold_id = $1", hold_id)
+        let event_id = sqlx::query_scalar!("SELECT event_id FROM holds WHERE hold_id = $1", hold_id.as_uuid())
             .fetch_optional(self.pool())
             .await?
             .ok_or(EngineError::NotFound)?;
@@ -80,24 +79,25 @@ impl Engine {
             let (in_payment, _) = seats::in_payment_by_hold(&mut *self.pool().acquire().await?, hold_id).await?;
             return Err(if in_payment > 0 { EngineError::CheckoutInProgress } else { EngineError::HoldExpired });
         }
-        sqlx::query!("UPDATE holds SET state = 'released', ended_at = now() WHERE hold_id = $1 AND state = 'active'", hold_id)
+        sqlx::query!("UPDATE holds SET state = 'released', ended_at = now() WHERE hold_id = $1 AND state = 'active'", hold_id.as_uuid())
             .execute(&mut *tx)
             .await?;
-        changelog::record(&mut tx, Some(event_id), staff.user_id, "hold_released", &freed, reason.trim()).await?;
+        changelog::record(&mut tx, Some(event_id.into()), staff.user_id, "hold_released", &freed, reason.trim()).await?;
         tx.commit().await?;
         Ok(freed)
     }
 
     /// The live hold on a seat, if any (staff see who holds what).
-    pub async fn hold_on_seat(&self, staff: &User, event_id: Uuid, seat_id: &SeatId) -> Result<Option<Uuid>> {
+    pub async fn hold_on_seat(&self, staff: &User, event_id: EventId, seat_id: &SeatId) -> Result<Option<HoldId>> {
         require_staff(staff)?;
         Ok(sqlx::query_scalar!(
             "SELECT hold_id FROM seats WHERE event_id = $1 AND seat_id = $2 AND state IN ('held', 'payment_pending')",
-            event_id,
+            event_id.as_uuid(),
             seat_id.as_str()
         )
         .fetch_optional(self.pool())
         .await?
-        .flatten())
+        .flatten()
+        .map(HoldId::from))
     }
 }

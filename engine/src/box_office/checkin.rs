@@ -2,8 +2,8 @@
 //! scanners read it at the same moment.
 
 use chrono::{DateTime, Utc};
-use frontrow_model::{CheckinOutcome, CheckinResult, TicketState, User};
-use uuid::Uuid;
+
+use frontrow_model::{CheckinOutcome, CheckinResult, EventId, TicketState, User};
 
 use crate::accounts::require_staff;
 use crate::error::{EngineError, Result};
@@ -11,7 +11,7 @@ use crate::Engine;
 
 impl Engine {
     /// Admits the ticket with `code` (at the door of `event_id`, if given).
-    pub async fn check_in(&self, staff: &User, code: &str, event_id: Option<Uuid>) -> Result<CheckinResult> {
+    pub async fn check_in(&self, staff: &User, code: &str, event_id: Option<EventId>) -> Result<CheckinResult> {
         require_staff(staff)?;
         let code = code.trim().to_uppercase();
         if code.is_empty() || code.len() > 64 || !code.chars().all(|c| c.is_ascii_alphanumeric()) {
@@ -25,23 +25,23 @@ impl Engine {
                 WHERE code = $1 AND state = 'valid' AND ($2::uuid IS NULL OR event_id = $2)
             RETURNING ticket_id, seat_id, event_id, checked_in_at AS "at!: DateTime<Utc>""#,
             code,
-            event_id
+            event_id.map(|id| id.as_uuid())
         )
         .fetch_optional(&mut *tx)
         .await?;
         if let Some(t) = admitted {
             // Admitted and logged together, or neither.
-            crate::changelog::record(&mut tx, Some(t.event_id), staff.user_id, "check_in", std::slice::from_ref(&t.seat_id), &code).await?;
+            crate::changelog::record(&mut tx, Some(t.event_id.into()), staff.user_id, "check_in", std::slice::from_ref(&t.seat_id), &code).await?;
             tx.commit().await?;
             metrics::counter!("frontrow_checkins_total").increment(1);
-            let board = self.board().snapshot(t.event_id).await?;
+            let board = self.board().snapshot(t.event_id.into()).await?;
             let seat_label = board.layout.seat_index(&t.seat_id).map_or_else(|| t.seat_id.clone(), |i| board.layout.seat_label(i));
             return Ok(CheckinResult {
                 result: CheckinOutcome::Admitted,
-                ticket_id: t.ticket_id,
+                ticket_id: t.ticket_id.into(),
                 seat_id: t.seat_id,
                 seat_label,
-                event_id: t.event_id,
+                event_id: t.event_id.into(),
                 checked_in_at: t.at,
             });
         }
@@ -55,7 +55,7 @@ impl Engine {
         .await?
         .ok_or(EngineError::UnknownTicket)?;
         Err(match t.state {
-            _ if event_id.is_some_and(|e| e != t.event_id) => EngineError::WrongEvent { event_id: t.event_id },
+            _ if event_id.is_some_and(|e| e != t.event_id.into()) => EngineError::WrongEvent { event_id: t.event_id.into() },
             TicketState::CheckedIn => EngineError::AlreadyCheckedIn { checked_in_at: t.checked_in_at.unwrap_or_else(Utc::now) },
             TicketState::Refunded | TicketState::Void => EngineError::TicketRefunded,
             TicketState::Valid => EngineError::Internal(format!("ticket {code} is valid but was not admitted")),

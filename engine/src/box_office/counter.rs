@@ -7,7 +7,7 @@
 //! writes the booking, idempotent by the request's key.
 
 use chrono::{DateTime, Utc};
-use frontrow_model::{seat_list, Channel, CounterPayment, CounterSaleRequest, IdempotencyKey, User};
+use frontrow_model::{seat_list, Channel, CounterPayment, CounterSaleRequest, EventId, HoldId, IdempotencyKey, User};
 use uuid::Uuid;
 
 use crate::accounts::require_staff;
@@ -23,7 +23,7 @@ use crate::Engine;
 const COUNTER_HOLD_SECONDS: i32 = 600;
 
 impl Engine {
-    pub async fn counter_sale(&self, staff: &User, event_id: Uuid, sale: &CounterSaleRequest, key: &IdempotencyKey) -> Result<CheckoutOutcome> {
+    pub async fn counter_sale(&self, staff: &User, event_id: EventId, sale: &CounterSaleRequest, key: &IdempotencyKey) -> Result<CheckoutOutcome> {
         require_staff(staff)?;
         match &sale.standing {
             None => seat_list(&sale.seat_ids)?,
@@ -65,7 +65,7 @@ impl Engine {
         // here, then finds the first one's claim.
         sqlx::query!(
             "SELECT pg_advisory_xact_lock(hashtext($1::uuid::text || $2::text))",
-            staff.user_id,
+            staff.user_id.as_uuid(),
             key.as_str()
         )
         .execute(&mut *tx)
@@ -74,7 +74,7 @@ impl Engine {
             Some(Claimed::Answered(body)) => return decode_outcome(body),
             Some(Claimed::InUse) => return Err(EngineError::IdempotencyKeyInUse),
             Some(Claimed::TakenOver(checkout_id)) => {
-                let token = sqlx::query_scalar!("SELECT h.hold_token FROM checkouts c JOIN holds h USING (hold_id) WHERE c.checkout_id = $1", checkout_id)
+                let token = sqlx::query_scalar!("SELECT h.hold_token FROM checkouts c JOIN holds h USING (hold_id) WHERE c.checkout_id = $1", checkout_id.as_uuid())
                     .fetch_one(&mut *tx)
                     .await?;
                 (checkout_id, token)
@@ -87,7 +87,7 @@ impl Engine {
                         return Err(EngineError::NotEnoughPlaces { section: places.section.clone(), available: seat_ids.len() as i64 });
                     }
                 }
-                let hold_id = Uuid::new_v4();
+                let hold_id = HoldId::from(Uuid::new_v4());
                 let claimed = seats::claim(&mut tx, event_id, &seat_ids, hold_id, &token, staff.user_id, COUNTER_HOLD_SECONDS).await?;
                 if claimed.len() != seat_ids.len() {
                     tx.rollback().await?;
@@ -99,9 +99,9 @@ impl Engine {
                     r#"INSERT INTO holds (hold_id, event_id, user_id, hold_token, seat_ids, total_cents, expires_at,
                                           channel, customer_name, customer_email)
                        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"#,
-                    hold_id,
-                    event_id,
-                    staff.user_id,
+                    hold_id.as_uuid(),
+                    event_id.as_uuid(),
+                    staff.user_id.as_uuid(),
                     token,
                     &seat_ids,
                     total_cents,

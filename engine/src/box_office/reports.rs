@@ -6,9 +6,8 @@ use std::fmt::Write;
 
 use chrono::{DateTime, Utc};
 pub use frontrow_model::{PaymentInfo, SalesBy};
-use frontrow_model::{AttentionState, BookingStatus, Channel, PaymentAttention, StaffBookingLine, TicketState, User};
+use frontrow_model::{AttentionState, BookingId, BookingStatus, Channel, EventId, PaymentAttention, PaymentId, StaffBookingLine, TicketState, User};
 use serde::Serialize;
-use uuid::Uuid;
 
 use crate::accounts::require_staff;
 use crate::changelog::csv_field;
@@ -19,7 +18,7 @@ use crate::Engine;
 impl Engine {
     /// Bookings whose id starts with `q`, or whose buyer's email or one of
     /// whose seats is `q` (of one event, or all), newest first.
-    pub async fn find_bookings(&self, staff: &User, event_id: Option<Uuid>, q: Option<&str>) -> Result<Vec<StaffBookingLine>> {
+    pub async fn find_bookings(&self, staff: &User, event_id: Option<EventId>, q: Option<&str>) -> Result<Vec<StaffBookingLine>> {
         require_staff(staff)?;
         if q.is_some_and(|q| q.chars().count() > 254 || q.chars().any(char::is_control)) {
             return Err(EngineError::invalid("q is at most 254 characters, none of them control characters"));
@@ -38,7 +37,7 @@ impl Engine {
                       OR lower(u.email) = lower($2)
                       OR EXISTS (SELECT 1 FROM tickets t WHERE t.booking_id = b.booking_id AND upper(t.seat_id) = upper($2)))
                ORDER BY b.created_at DESC LIMIT 200"#,
-            event_id,
+            event_id.map(|id| id.as_uuid()),
             q,
         )
         .fetch_all(self.pool())
@@ -46,8 +45,8 @@ impl Engine {
         Ok(rows
             .into_iter()
             .map(|r| StaffBookingLine {
-                booking_id: r.booking_id,
-                event_id: r.event_id,
+                booking_id: r.booking_id.into(),
+                event_id: r.event_id.into(),
                 status: r.status,
                 channel: r.channel,
                 customer_email: r.customer_email,
@@ -61,7 +60,7 @@ impl Engine {
     }
 
     /// One line per ticket: booking, seat, tier, price, channel, status, time.
-    pub async fn sales_csv(&self, staff: &User, event_id: Uuid) -> Result<String> {
+    pub async fn sales_csv(&self, staff: &User, event_id: EventId) -> Result<String> {
         require_staff(staff)?;
         self.event(event_id).await?;
         let rows = sqlx::query!(
@@ -69,7 +68,7 @@ impl Engine {
                       t.state AS "state: TicketState", b.created_at AS "at: DateTime<Utc>"
                FROM tickets t JOIN bookings b USING (booking_id) JOIN seats s ON s.event_id = t.event_id AND s.seat_id = t.seat_id
                WHERE t.event_id = $1 ORDER BY b.created_at, t.seat_id"#,
-            event_id
+            event_id.as_uuid()
         )
         .fetch_all(self.pool())
         .await?;
@@ -92,7 +91,7 @@ impl Engine {
     }
 
     /// Tickets sold and money taken (refunds deducted), per tier, section or day.
-    pub async fn sales_summary_csv(&self, staff: &User, event_id: Uuid, by: SalesBy) -> Result<String> {
+    pub async fn sales_summary_csv(&self, staff: &User, event_id: EventId, by: SalesBy) -> Result<String> {
         require_staff(staff)?;
         self.event(event_id).await?;
         let rows = sqlx::query!(
@@ -101,7 +100,7 @@ impl Engine {
                       count(*) AS "tickets!", coalesce(sum(t.price_cents), 0)::bigint AS "revenue!"
                FROM tickets t JOIN bookings b USING (booking_id) JOIN seats s ON s.event_id = t.event_id AND s.seat_id = t.seat_id
                WHERE t.event_id = $1 AND t.voided_at IS NULL GROUP BY 1 ORDER BY 1"#,
-            event_id,
+            event_id.as_uuid(),
             word(&by),
         )
         .fetch_all(self.pool())
@@ -147,9 +146,9 @@ impl Engine {
         Ok(rows
             .into_iter()
             .map(|r| PaymentAttention {
-                payment_id: r.payment_id,
-                checkout_id: r.checkout_id,
-                event_id: r.event_id,
+                payment_id: r.payment_id.into(),
+                checkout_id: r.checkout_id.into(),
+                event_id: r.event_id.into(),
                 state: match r.state.as_str() {
                     "captured_without_booking" => AttentionState::CapturedWithoutBooking,
                     "pending_past_wait" => AttentionState::PendingPastWait,
@@ -167,14 +166,14 @@ impl Engine {
 
     /// Settles a payment now: asks the provider again (as reconciliation
     /// would), and sends its refunds that have not gone through.
-    pub async fn settle_payment(&self, staff: &User, payment_id: Uuid) -> Result<PaymentInfo> {
+    pub async fn settle_payment(&self, staff: &User, payment_id: PaymentId) -> Result<PaymentInfo> {
         require_staff(staff)?;
-        let checkout_id = sqlx::query_scalar!("SELECT checkout_id FROM payment_intents WHERE payment_id = $1", payment_id)
+        let checkout_id = sqlx::query_scalar!("SELECT checkout_id FROM payment_intents WHERE payment_id = $1", payment_id.as_uuid())
             .fetch_optional(self.pool())
             .await?
             .ok_or(EngineError::NotFound)?;
-        crate::money::reconcile::settle_now(self, checkout_id).await?;
-        let refunds = sqlx::query_scalar!("SELECT refund_id FROM refunds WHERE payment_id = $1 AND status <> 'succeeded'", payment_id)
+        crate::money::reconcile::settle_now(self, checkout_id.into()).await?;
+        let refunds = sqlx::query_scalar!("SELECT refund_id FROM refunds WHERE payment_id = $1 AND status <> 'succeeded'", payment_id.as_uuid())
             .fetch_all(self.pool())
             .await?;
         for refund_id in refunds {
@@ -182,41 +181,41 @@ impl Engine {
         }
         let mut conn = self.pool().acquire().await?;
         let event_id = sqlx::query_scalar!("SELECT event_id FROM checkouts WHERE checkout_id = $1", checkout_id).fetch_one(&mut *conn).await?;
-        crate::changelog::record(&mut conn, Some(event_id), staff.user_id, "payment_settled", &[], &payment_id.to_string()).await?;
+        crate::changelog::record(&mut conn, Some(event_id.into()), staff.user_id, "payment_settled", &[], &payment_id.to_string()).await?;
         self.payment_info(payment_id).await
     }
 
-    async fn payment_info(&self, payment_id: Uuid) -> Result<PaymentInfo> {
+    async fn payment_info(&self, payment_id: PaymentId) -> Result<PaymentInfo> {
         let r = sqlx::query!(
             r#"SELECT pi.payment_id, pi.checkout_id, c.event_id, pi.status::text AS "status!", pi.settled_at IS NOT NULL AS "settled!",
                       pi.amount_cents, c.booking_id,
                       (SELECT count(*) FROM refunds r WHERE r.payment_id = pi.payment_id AND r.status <> 'succeeded') AS "refunds_pending!"
                FROM payment_intents pi JOIN checkouts c USING (checkout_id) WHERE pi.payment_id = $1"#,
-            payment_id
+            payment_id.as_uuid()
         )
         .fetch_optional(self.pool())
         .await?
         .ok_or(EngineError::NotFound)?;
         Ok(PaymentInfo {
-            payment_id: r.payment_id,
-            checkout_id: r.checkout_id,
-            event_id: r.event_id,
+            payment_id: r.payment_id.into(),
+            checkout_id: r.checkout_id.into(),
+            event_id: r.event_id.into(),
             status: r.status,
             settled: r.settled,
             amount_cents: r.amount_cents,
-            booking_id: r.booking_id,
+            booking_id: r.booking_id.map(Into::into),
             refunds_pending: r.refunds_pending,
         })
     }
 
     /// Sends the booking's tickets (codes and a link) to its buyer again.
-    pub async fn resend_tickets(&self, staff: &User, booking_id: Uuid, site: &str) -> Result<String> {
+    pub async fn resend_tickets(&self, staff: &User, booking_id: BookingId, site: &str) -> Result<String> {
         require_staff(staff)?;
         let booking = self.booking_for(staff, booking_id).await?;
         let r = sqlx::query!(
             r#"SELECT coalesce(b.customer_email, u.email) AS "to!", e.name AS event_name
                FROM bookings b JOIN users u USING (user_id) JOIN events e USING (event_id) WHERE b.booking_id = $1"#,
-            booking_id
+            booking_id.as_uuid()
         )
         .fetch_one(self.pool())
         .await?;

@@ -2,15 +2,15 @@
 //! map, money and the last hour's activity from the database.
 
 use chrono::{DateTime, Utc};
-use frontrow_model::{EventStats, MinutePoint, MinuteStats, QueueFigures, SeatStatus, TierStats, User};
-use uuid::Uuid;
+
+use frontrow_model::{EventId, EventStats, MinutePoint, MinuteStats, QueueFigures, SeatStatus, TierStats, User};
 
 use crate::accounts::require_staff;
 use crate::error::Result;
 use crate::Engine;
 
 impl Engine {
-    pub async fn event_stats(&self, staff: &User, event_id: Uuid) -> Result<EventStats> {
+    pub async fn event_stats(&self, staff: &User, event_id: EventId) -> Result<EventStats> {
         require_staff(staff)?;
         let board = self.board().snapshot(event_id).await?;
         let pool = self.pool();
@@ -19,7 +19,7 @@ impl Engine {
                       count(*) FILTER (WHERE t.state = 'checked_in') AS "checked_in!"
                FROM tickets t JOIN seats s USING (event_id, seat_id)
                WHERE t.event_id = $1 AND t.voided_at IS NULL GROUP BY s.tier"#,
-            event_id
+            event_id.as_uuid()
         )
         .fetch_all(pool)
         .await?;
@@ -53,7 +53,7 @@ impl Engine {
                  (SELECT count(*) FROM refunds r JOIN payment_intents pi USING (payment_id) JOIN checkouts c USING (checkout_id)
                    WHERE c.event_id = $1 AND r.created_at > now() - interval '1 minute') AS "refunds!",
                  (SELECT coalesce(sum(admitted), 0)::bigint FROM admission_ticks WHERE event_id = $1 AND at > now() - interval '1 minute') AS "admitted!""#,
-            event_id
+            event_id.as_uuid()
         )
         .fetch_one(pool)
         .await?;
@@ -80,7 +80,7 @@ impl Engine {
                       coalesce(s.sold, 0) AS "sold!", coalesce(f.n, 0) AS "failures!", coalesce(a.n, 0)::bigint AS "admitted!"
                  FROM minutes m LEFT JOIN seats s USING (at) LEFT JOIN failures f USING (at) LEFT JOIN admitted a USING (at)
                 ORDER BY m.at"#,
-            event_id
+            event_id.as_uuid()
         )
         .fetch_all(pool)
         .await?;

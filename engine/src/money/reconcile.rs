@@ -14,7 +14,7 @@
 
 use std::time::Duration;
 
-use uuid::Uuid;
+use frontrow_model::CheckoutId;
 
 use crate::sale::checkout::{mark_pending, pay, recorded_request, settle_success, settle_unpaid, CheckoutOutcome, Sending, Unpaid};
 use crate::payment::CASH;
@@ -78,7 +78,7 @@ async fn reconcile_once(engine: &Engine) -> Result<ReconcileStats> {
     .fetch_all(pool)
     .await?;
     for checkout_id in candidates {
-        if let Err(e) = settle_claimed(engine, checkout_id, lease_secs, &mut stats).await {
+        if let Err(e) = settle_claimed(engine, checkout_id.into(), lease_secs, &mut stats).await {
             tracing::warn!(%checkout_id, error = %e, "reconciling checkout failed; will retry");
         }
     }
@@ -126,12 +126,12 @@ async fn reconcile_once(engine: &Engine) -> Result<ReconcileStats> {
 
 /// Settles one checkout now if nothing else is working on it (a request,
 /// another instance): asks the provider, then books, refunds or waits.
-pub(crate) async fn settle_now(engine: &Engine, checkout_id: Uuid) -> Result<()> {
+pub(crate) async fn settle_now(engine: &Engine, checkout_id: CheckoutId) -> Result<()> {
     let lease_secs = engine.settings().checkout_lease.as_secs_f64();
     settle_claimed(engine, checkout_id, lease_secs, &mut ReconcileStats::default()).await
 }
 
-async fn settle_claimed(engine: &Engine, checkout_id: Uuid, lease_secs: f64, stats: &mut ReconcileStats) -> Result<()> {
+async fn settle_claimed(engine: &Engine, checkout_id: CheckoutId, lease_secs: f64, stats: &mut ReconcileStats) -> Result<()> {
     let pool = engine.pool();
     // Claim the checkout's lease so no request or other instance settles it too.
     let claimed = sqlx::query!(
@@ -140,7 +140,7 @@ async fn settle_claimed(engine: &Engine, checkout_id: Uuid, lease_secs: f64, sta
             WHERE c.checkout_id = $1 AND pi.checkout_id = c.checkout_id AND lease_lapsed(c.lease_until, c.lease_owner)
               AND pi.settled_at IS NULL
         RETURNING pi.provider, pi.provider_key, pi.provider_ref"#,
-        checkout_id,
+        checkout_id.as_uuid(),
         lease_secs,
         engine.settings().instance_id,
     )
@@ -156,7 +156,7 @@ async fn settle_claimed(engine: &Engine, checkout_id: Uuid, lease_secs: f64, sta
     if let Err(e) = watch(engine, checkout_id, stats).await {
         tracing::warn!(%checkout_id, error = %e, "scheduling the next look at a payment failed");
     }
-    sqlx::query!("UPDATE checkouts SET lease_until = now() WHERE checkout_id = $1", checkout_id).execute(pool).await?;
+    sqlx::query!("UPDATE checkouts SET lease_until = now() WHERE checkout_id = $1", checkout_id.as_uuid()).execute(pool).await?;
     result
 }
 
@@ -164,7 +164,7 @@ async fn settle_claimed(engine: &Engine, checkout_id: Uuid, lease_secs: f64, sta
 /// wait, look again next round; once they are gone, wait as long as they
 /// have been gone (1 s, 2 s, 4 s, … up to an hour between looks); past the
 /// watch, hand it to a person, loudly.
-async fn watch(engine: &Engine, checkout_id: Uuid, stats: &mut ReconcileStats) -> Result<()> {
+async fn watch(engine: &Engine, checkout_id: CheckoutId, stats: &mut ReconcileStats) -> Result<()> {
     let pool = engine.pool();
     let watched = sqlx::query!(
         r#"UPDATE payment_intents
@@ -174,7 +174,7 @@ async fn watch(engine: &Engine, checkout_id: Uuid, stats: &mut ReconcileStats) -
             WHERE checkout_id = $1 AND settled_at IS NULL AND gave_up_at IS NULL
         RETURNING payment_id, seats_released_at IS NOT NULL AS "released!",
                   created_at < now() - make_interval(secs => $2) AS "watch_over!""#,
-        checkout_id,
+        checkout_id.as_uuid(),
         engine.settings().payment_watch.as_secs_f64()
     )
     .fetch_optional(pool)
@@ -186,7 +186,7 @@ async fn watch(engine: &Engine, checkout_id: Uuid, stats: &mut ReconcileStats) -
     }
     sqlx::query!(
         "UPDATE payment_intents SET gave_up_at = now(), next_check_at = 'infinity', updated_at = now() WHERE checkout_id = $1",
-        checkout_id
+        checkout_id.as_uuid()
     )
     .execute(pool)
     .await?;
@@ -201,7 +201,7 @@ async fn watch(engine: &Engine, checkout_id: Uuid, stats: &mut ReconcileStats) -
 
 async fn settle_one(
     engine: &Engine,
-    checkout_id: Uuid,
+    checkout_id: CheckoutId,
     provider_key: &str,
     provider_ref: Option<&str>,
     stats: &mut ReconcileStats,
@@ -272,19 +272,19 @@ async fn settle_one(
 /// Past the payment deadline, seats reserved for an unresolved payment go back
 /// on sale. The decision is recorded on the payment; if the money arrives
 /// later it is refunded (see `settle_success`).
-async fn release_past_deadline(pool: &sqlx::PgPool, checkout_id: Uuid) -> Result<u32> {
+async fn release_past_deadline(pool: &sqlx::PgPool, checkout_id: CheckoutId) -> Result<u32> {
     let mut tx = crate::db::begin(pool).await?;
     let hold = sqlx::query!(
         "SELECT h.hold_id, h.hold_token FROM checkouts c JOIN holds h USING (hold_id) WHERE c.checkout_id = $1",
-        checkout_id
+        checkout_id.as_uuid()
     )
     .fetch_one(&mut *tx)
     .await?;
-    let released = seats::release_unpaid(&mut tx, hold.hold_id, &hold.hold_token).await?;
+    let released = seats::release_unpaid(&mut tx, hold.hold_id.into(), &hold.hold_token).await?;
     if released > 0 {
         sqlx::query!(
             "UPDATE payment_intents SET seats_released_at = now(), updated_at = now() WHERE checkout_id = $1",
-            checkout_id
+            checkout_id.as_uuid()
         )
         .execute(&mut *tx)
         .await?;
@@ -297,13 +297,13 @@ async fn release_past_deadline(pool: &sqlx::PgPool, checkout_id: Uuid) -> Result
 }
 
 /// Has the reservation of this checkout's seats run out? (False once they are gone.)
-async fn payment_deadline_passed(pool: &sqlx::PgPool, checkout_id: Uuid) -> Result<bool> {
+async fn payment_deadline_passed(pool: &sqlx::PgPool, checkout_id: CheckoutId) -> Result<bool> {
     Ok(sqlx::query_scalar!(
         r#"SELECT EXISTS (SELECT 1 FROM checkouts c JOIN holds h USING (hold_id)
                           JOIN seats s ON s.hold_id = h.hold_id AND s.hold_token = h.hold_token
                           WHERE c.checkout_id = $1 AND s.state = 'payment_pending'
                             AND lease_lapsed(s.hold_expires_at)) AS "passed!""#,
-        checkout_id
+        checkout_id.as_uuid()
     )
     .fetch_one(pool)
     .await?)

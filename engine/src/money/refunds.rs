@@ -10,7 +10,7 @@
 //! once and its seat comes back once; a refund the provider has not
 //! confirmed is retried by reconciliation.
 
-use frontrow_model::{BookingStatus, IdempotencyKey, RefundRequest, RefundResult, User};
+use frontrow_model::{BookingId, BookingStatus, EventId, IdempotencyKey, RefundRequest, RefundResult, TicketId, User, UserId};
 use serde::Serialize;
 use sqlx::PgConnection;
 use uuid::Uuid;
@@ -43,7 +43,7 @@ impl Engine {
     /// seats go back on sale and the money back through the provider (or the
     /// till). Idempotent by `key`: a retry with the same key and body gets
     /// the first answer.
-    pub async fn refund_booking(&self, staff: &User, booking_id: Uuid, request: &RefundRequest, key: &IdempotencyKey) -> Result<RefundResult> {
+    pub async fn refund_booking(&self, staff: &User, booking_id: BookingId, request: &RefundRequest, key: &IdempotencyKey) -> Result<RefundResult> {
         require_staff(staff)?;
         check_text("reason", &request.reason, 500)?;
         let hash = sha256_hex(serde_json::to_string(&(booking_id, &request.ticket_ids, &request.reason)).unwrap_or_default().as_bytes());
@@ -51,28 +51,28 @@ impl Engine {
         if let Some(answer) = replay(&mut tx, staff.user_id, key, &hash).await? {
             return Ok(answer);
         }
-        let booking = sqlx::query!("SELECT event_id FROM bookings WHERE booking_id = $1 FOR UPDATE", booking_id)
+        let booking = sqlx::query!("SELECT event_id FROM bookings WHERE booking_id = $1 FOR UPDATE", booking_id.as_uuid())
         .fetch_optional(&mut *tx)
         .await?
         .ok_or(EngineError::NotFound)?;
         let tickets = sqlx::query!(
             r#"SELECT ticket_id, state AS "state: frontrow_model::TicketState" FROM tickets WHERE booking_id = $1"#,
-            booking_id
+            booking_id.as_uuid()
         )
         .fetch_all(&mut *tx)
         .await?;
         use frontrow_model::TicketState as T;
-        let wanted: Vec<Uuid> = match &request.ticket_ids {
+        let wanted: Vec<TicketId> = match &request.ticket_ids {
             Some(ids) => {
                 if ids.is_empty() {
                     return Err(EngineError::invalid("ticket_ids, when given, must name at least one ticket"));
                 }
-                let distinct: std::collections::HashSet<&Uuid> = ids.iter().collect();
+                let distinct: std::collections::HashSet<&TicketId> = ids.iter().collect();
                 if distinct.len() != ids.len() {
                     return Err(EngineError::invalid("ticket_ids names a ticket more than once"));
                 }
                 for id in ids {
-                    match tickets.iter().find(|t| t.ticket_id == *id) {
+                    match tickets.iter().find(|t| TicketId::from(t.ticket_id) == *id) {
                         None => return Err(EngineError::invalid(format!("ticket {id} is not part of this booking"))),
                         Some(t) if t.state == T::CheckedIn => return Err(EngineError::TicketUsed),
                         Some(t) if matches!(t.state, T::Refunded | T::Void) => return Err(EngineError::AlreadyRefunded),
@@ -85,7 +85,7 @@ impl Engine {
                 if tickets.iter().any(|t| t.state == T::CheckedIn) {
                     return Err(EngineError::TicketUsed);
                 }
-                tickets.iter().filter(|t| t.state == T::Valid).map(|t| t.ticket_id).collect()
+                tickets.iter().filter(|t| t.state == T::Valid).map(|t| TicketId::from(t.ticket_id)).collect()
             }
         };
         if wanted.is_empty() {
@@ -107,7 +107,7 @@ impl Engine {
             record_refund(&mut tx, booking_id, RefundKind::Staff, amount, &wanted, Some(staff.user_id), &request.reason).await?;
         changelog::record(
             &mut tx,
-            Some(booking.event_id),
+            Some(booking.event_id.into()),
             staff.user_id,
             "refund",
             &seat_ids,
@@ -125,14 +125,14 @@ impl Engine {
     /// Cancels an event: sales stop at once, and every booking is refunded
     /// (now, and by reconciliation for any that a crash or a late checkout
     /// leaves). Running it again changes nothing.
-    pub async fn cancel_event(&self, staff: &User, event_id: Uuid, reason: &str) -> Result<()> {
+    pub async fn cancel_event(&self, staff: &User, event_id: EventId, reason: &str) -> Result<()> {
         require_staff(staff)?;
         check_text("reason", reason, 500)?;
         let mut tx = crate::db::begin(self.pool()).await?;
         let newly = sqlx::query_scalar!(
             r#"UPDATE events SET cancelled_at = now(), cancel_reason = $2
                 WHERE event_id = $1 AND cancelled_at IS NULL RETURNING event_id"#,
-            event_id,
+            event_id.as_uuid(),
             reason.trim()
         )
         .fetch_optional(&mut *tx)
@@ -163,7 +163,7 @@ impl Engine {
         // One event's failure (a booking that cannot be refunded, say) is
         // logged and retried next round; it does not hold the others up.
         for event_id in events {
-            match self.refund_cancelled(event_id).await {
+            match self.refund_cancelled(event_id.into()).await {
                 Ok(n) => done += n,
                 Err(e) => tracing::error!(%event_id, error = %e, "refunding a cancelled event's bookings failed; will retry"),
             }
@@ -171,7 +171,7 @@ impl Engine {
         Ok(done)
     }
 
-    async fn refund_cancelled(&self, event_id: Uuid) -> Result<u32> {
+    async fn refund_cancelled(&self, event_id: EventId) -> Result<u32> {
         let mut done = 0;
         // One booking per transaction: a crash part-way leaves every booking
         // either wholly refunded (its refund recorded, to be sent) or untouched.
@@ -183,16 +183,21 @@ impl Engine {
                 r#"SELECT b.booking_id FROM bookings b JOIN events e USING (event_id)
                     WHERE b.event_id = $1 AND e.cancelled_at IS NOT NULL AND b.status IN ('confirmed', 'partially_refunded')
                     ORDER BY b.created_at LIMIT 1 FOR UPDATE OF b SKIP LOCKED"#,
-                event_id
+                event_id.as_uuid()
             )
             .fetch_optional(&mut *tx)
             .await?
             else {
                 return Ok(done);
             };
-            let live = sqlx::query_scalar!("SELECT ticket_id FROM tickets WHERE booking_id = $1 AND state IN ('valid', 'checked_in')", booking_id)
-                .fetch_all(&mut *tx)
-                .await?;
+            let booking_id = BookingId::from(booking_id);
+            let live: Vec<TicketId> =
+                sqlx::query_scalar!("SELECT ticket_id FROM tickets WHERE booking_id = $1 AND state IN ('valid', 'checked_in')", booking_id.as_uuid())
+                    .fetch_all(&mut *tx)
+                    .await?
+                    .into_iter()
+                    .map(TicketId::from)
+                    .collect();
             let voided = void_tickets(&mut tx, booking_id, &live, frontrow_model::TicketState::Void).await?;
             let seat_ids: Vec<String> = voided.iter().map(|t| t.seat_id.clone()).collect();
             seats::free_sold(&mut tx, booking_id, &seat_ids, None, Unsold::Cancel).await?;
@@ -222,15 +227,15 @@ impl Engine {
 
 /// Turns live tickets of the booking `to` refunded or void (each at most
 /// once); returns those it changed.
-async fn void_tickets(conn: &mut PgConnection, booking_id: Uuid, ticket_ids: &[Uuid], to: frontrow_model::TicketState) -> Result<Vec<TakenBack>> {
+async fn void_tickets(conn: &mut PgConnection, booking_id: BookingId, ticket_ids: &[TicketId], to: frontrow_model::TicketState) -> Result<Vec<TakenBack>> {
     Ok(sqlx::query_as!(
         TakenBack,
         r#"UPDATE tickets SET state = $3::ticket_state, voided_at = now()
             WHERE booking_id = $1 AND ticket_id = ANY($2) AND state IN ('valid', 'checked_in')
               AND ($3::ticket_state = 'void' OR state = 'valid')
         RETURNING seat_id, price_cents"#,
-        booking_id,
-        ticket_ids,
+        booking_id.as_uuid(),
+        ticket_ids as &[TicketId],
         to as frontrow_model::TicketState,
     )
     .fetch_all(conn)
@@ -239,13 +244,13 @@ async fn void_tickets(conn: &mut PgConnection, booking_id: Uuid, ticket_ids: &[U
 
 /// Adds `amount` to what the booking has had back; its status becomes
 /// `all_gone` once no live ticket is left, else partially refunded.
-async fn settle_booking(conn: &mut PgConnection, booking_id: Uuid, amount: i64, all_gone: BookingStatus) -> Result<BookingStatus> {
+async fn settle_booking(conn: &mut PgConnection, booking_id: BookingId, amount: i64, all_gone: BookingStatus) -> Result<BookingStatus> {
     Ok(sqlx::query_scalar!(
         r#"UPDATE bookings b SET refunded_cents = refunded_cents + $2,
                   status = CASE WHEN EXISTS (SELECT 1 FROM tickets t WHERE t.booking_id = b.booking_id AND t.voided_at IS NULL)
                                 THEN 'partially_refunded'::booking_status ELSE $3 END
             WHERE booking_id = $1 RETURNING status AS "status: BookingStatus""#,
-        booking_id,
+        booking_id.as_uuid(),
         amount,
         all_gone as BookingStatus,
     )
@@ -253,18 +258,18 @@ async fn settle_booking(conn: &mut PgConnection, booking_id: Uuid, amount: i64, 
     .await?)
 }
 
-async fn booking_refunded(conn: &mut PgConnection, booking_id: Uuid) -> Result<i64> {
-    Ok(sqlx::query_scalar!("SELECT refunded_cents FROM bookings WHERE booking_id = $1", booking_id).fetch_one(conn).await?)
+async fn booking_refunded(conn: &mut PgConnection, booking_id: BookingId) -> Result<i64> {
+    Ok(sqlx::query_scalar!("SELECT refunded_cents FROM bookings WHERE booking_id = $1", booking_id.as_uuid()).fetch_one(conn).await?)
 }
 
 /// Records a refund of the booking's payment, to be sent to the provider.
 async fn record_refund(
     conn: &mut PgConnection,
-    booking_id: Uuid,
+    booking_id: BookingId,
     kind: RefundKind,
     amount: i64,
-    ticket_ids: &[Uuid],
-    actor: Option<Uuid>,
+    ticket_ids: &[TicketId],
+    actor: Option<UserId>,
     reason: &str,
 ) -> Result<Uuid> {
     let refund_id = Uuid::new_v4();
@@ -277,9 +282,9 @@ async fn record_refund(
         amount,
         reason.trim(),
         kind as RefundKind,
-        booking_id,
-        ticket_ids,
-        actor,
+        booking_id.as_uuid(),
+        ticket_ids as &[TicketId],
+        actor.map(|id| id.as_uuid()),
     )
     .execute(conn)
     .await?;
@@ -291,10 +296,10 @@ async fn record_refund(
 
 /// The stored answer to this staff member's request with `key`, if any
 /// (409 if the key was used for another request).
-async fn replay<T: serde::de::DeserializeOwned>(conn: &mut PgConnection, user_id: Uuid, key: &IdempotencyKey, hash: &str) -> Result<Option<T>> {
+async fn replay<T: serde::de::DeserializeOwned>(conn: &mut PgConnection, user_id: UserId, key: &IdempotencyKey, hash: &str) -> Result<Option<T>> {
     let stored = sqlx::query!(
         "SELECT request_hash, response FROM staff_requests WHERE user_id = $1 AND idempotency_key = $2",
-        user_id,
+        user_id.as_uuid(),
         key.as_str()
     )
     .fetch_optional(conn)
@@ -308,12 +313,12 @@ async fn replay<T: serde::de::DeserializeOwned>(conn: &mut PgConnection, user_id
 
 /// Stores the answer to this request with `key` (in the transaction that
 /// made the change, so a retry after a crash finds either both or neither).
-async fn remember<T: Serialize>(conn: &mut PgConnection, user_id: Uuid, key: &IdempotencyKey, hash: &str, answer: &T) -> Result<()> {
+async fn remember<T: Serialize>(conn: &mut PgConnection, user_id: UserId, key: &IdempotencyKey, hash: &str, answer: &T) -> Result<()> {
     let response = serde_json::to_value(answer).map_err(|e| EngineError::Internal(format!("storing an answer: {e}")))?;
     let stored = sqlx::query!(
         r#"INSERT INTO staff_requests (user_id, idempotency_key, request_hash, response) VALUES ($1, $2, $3, $4)
            ON CONFLICT (user_id, idempotency_key) DO NOTHING"#,
-        user_id,
+        user_id.as_uuid(),
         key.as_str(),
         hash,
         response

@@ -6,6 +6,7 @@
 //! session (or another fan's) is refused; the expiry keeps it short-lived
 //! (the fan's page renews it while they shop).
 
+use frontrow_model::{EventId, UserId};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use uuid::Uuid;
@@ -18,8 +19,8 @@ const DOMAIN: &[u8] = b"frontrow admission v1\n";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AdmissionClaims {
-    pub event_id: Uuid,
-    pub user_id: Uuid,
+    pub event_id: EventId,
+    pub user_id: UserId,
     pub admission_id: Uuid,
     /// Unix seconds.
     pub expires_at: i64,
@@ -50,14 +51,14 @@ fn mac(secret: &[u8], body: &str) -> HmacSha256 {
 }
 
 pub(crate) fn sign(secret: &[u8], c: &AdmissionClaims) -> String {
-    let body = format!("{}.{}.{}.{}.{}", c.event_id.simple(), c.user_id.simple(), c.admission_id.simple(), c.expires_at, c.binding);
+    let body = format!("{}.{}.{}.{}.{}", c.event_id.as_uuid().simple(), c.user_id.as_uuid().simple(), c.admission_id.simple(), c.expires_at, c.binding);
     let tag = hex::encode(mac(secret, &body).finalize().into_bytes());
     format!("{body}.{tag}")
 }
 
 /// Checks the token for this event, fan and session binding at `now`
 /// (Unix seconds).
-pub(crate) fn verify(secret: &[u8], token: &str, event_id: Uuid, user_id: Uuid, binding: &str, now: i64) -> Result<AdmissionClaims, TokenError> {
+pub(crate) fn verify(secret: &[u8], token: &str, event_id: EventId, user_id: UserId, binding: &str, now: i64) -> Result<AdmissionClaims, TokenError> {
     let (body, tag) = token.rsplit_once('.').ok_or(TokenError::Malformed)?;
     let tag = hex::decode(tag).map_err(|_| TokenError::Malformed)?;
     mac(secret, body).verify_slice(&tag).map_err(|_| TokenError::Forged)?;
@@ -87,17 +88,17 @@ pub(crate) fn verify(secret: &[u8], token: &str, event_id: Uuid, user_id: Uuid, 
 /// and their session; holds on an event with its waiting room on ask for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Admission {
-    event_id: Uuid,
-    user_id: Uuid,
+    event_id: EventId,
+    user_id: UserId,
 }
 
 impl Admission {
-    pub fn event_id(&self) -> Uuid {
+    pub fn event_id(&self) -> EventId {
         self.event_id
     }
 
     /// Does this admission let `fan` into `event_id`?
-    pub fn admits(&self, event_id: Uuid, fan: Uuid) -> bool {
+    pub fn admits(&self, event_id: EventId, fan: UserId) -> bool {
         self.event_id == event_id && self.user_id == fan
     }
 }
@@ -105,7 +106,7 @@ impl Admission {
 impl Engine {
     /// Checks an admission token presented by `fan` for `event_id` from the
     /// session whose binding value is `binding`.
-    pub fn admission(&self, token: &str, event_id: Uuid, fan: Uuid, binding: &str) -> Result<Admission, TokenError> {
+    pub fn admission(&self, token: &str, event_id: EventId, fan: UserId, binding: &str) -> Result<Admission, TokenError> {
         let claims = verify(&self.settings().admission_secret, token, event_id, fan, binding, chrono::Utc::now().timestamp())?;
         Ok(Admission { event_id: claims.event_id, user_id: claims.user_id })
     }
@@ -121,7 +122,7 @@ mod tests {
     use super::*;
 
     fn claims() -> AdmissionClaims {
-        AdmissionClaims { event_id: Uuid::new_v4(), user_id: Uuid::new_v4(), admission_id: Uuid::new_v4(), expires_at: 1_000, binding: "b1".into() }
+        AdmissionClaims { event_id: EventId::from(Uuid::new_v4()), user_id: UserId::from(Uuid::new_v4()), admission_id: Uuid::new_v4(), expires_at: 1_000, binding: "b1".into() }
     }
 
     #[test]
@@ -130,8 +131,8 @@ mod tests {
         let token = sign(b"secret", &c);
         assert_eq!(verify(b"secret", &token, c.event_id, c.user_id, "b1", 999), Ok(c.clone()));
         assert_eq!(verify(b"secret", &token, c.event_id, c.user_id, "b1", 1_000), Err(TokenError::Expired));
-        assert_eq!(verify(b"secret", &token, Uuid::new_v4(), c.user_id, "b1", 999), Err(TokenError::OtherEvent));
-        assert_eq!(verify(b"secret", &token, c.event_id, Uuid::new_v4(), "b1", 999), Err(TokenError::OtherHolder));
+        assert_eq!(verify(b"secret", &token, EventId::from(Uuid::new_v4()), c.user_id, "b1", 999), Err(TokenError::OtherEvent));
+        assert_eq!(verify(b"secret", &token, c.event_id, UserId::from(Uuid::new_v4()), "b1", 999), Err(TokenError::OtherHolder));
         assert_eq!(verify(b"secret", &token, c.event_id, c.user_id, "b2", 999), Err(TokenError::OtherHolder));
         assert_eq!(verify(b"other secret", &token, c.event_id, c.user_id, "b1", 999), Err(TokenError::Forged));
     }

@@ -4,9 +4,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use frontrow_model::EventId;
 use serde::Deserialize;
 use tokio::sync::broadcast;
-use uuid::Uuid;
 
 use crate::error::{EngineError, Result};
 
@@ -26,7 +26,7 @@ pub struct QueueRound {
 
 #[derive(Debug, Deserialize)]
 struct RoundNotification {
-    e: Uuid,
+    e: EventId,
     #[serde(flatten)]
     round: QueueRound,
 }
@@ -36,8 +36,8 @@ struct RoundNotification {
 /// pre-queue are read once per event for all of them (not once per socket).
 #[derive(Default)]
 pub struct QueueFeed {
-    events: Mutex<HashMap<Uuid, broadcast::Sender<QueueRound>>>,
-    drawn: Mutex<HashMap<Uuid, Arc<tokio::sync::OnceCell<HashMap<String, i64>>>>>,
+    events: Mutex<HashMap<EventId, broadcast::Sender<QueueRound>>>,
+    drawn: Mutex<HashMap<EventId, Arc<tokio::sync::OnceCell<HashMap<String, i64>>>>>,
     /// Reads of drawn tickets so far (one per event, however many sockets).
     ticket_loads: std::sync::atomic::AtomicU64,
 }
@@ -50,7 +50,7 @@ impl QueueFeed {
 
     /// The ticket the draw gave `queue_token`, from the event's drawn
     /// tickets, read once on this instance (concurrent callers share it).
-    pub async fn drawn_ticket(&self, pool: &sqlx::PgPool, event_id: Uuid, queue_token: &str) -> Result<Option<i64>> {
+    pub async fn drawn_ticket(&self, pool: &sqlx::PgPool, event_id: EventId, queue_token: &str) -> Result<Option<i64>> {
         let cell = {
             let mut drawn = self.drawn.lock().unwrap_or_else(|e| e.into_inner());
             drawn.entry(event_id).or_default().clone()
@@ -60,7 +60,7 @@ impl QueueFeed {
                 self.ticket_loads.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let rows = sqlx::query!(
                     r#"SELECT queue_token, ticket AS "ticket!" FROM queue_entries WHERE event_id = $1 AND ticket IS NOT NULL"#,
-                    event_id
+                    event_id.as_uuid()
                 )
                 .fetch_all(pool)
                 .await?;
@@ -70,7 +70,7 @@ impl QueueFeed {
         Ok(tickets.get(queue_token).copied())
     }
 
-    pub fn subscribe(&self, event_id: Uuid) -> broadcast::Receiver<QueueRound> {
+    pub fn subscribe(&self, event_id: EventId) -> broadcast::Receiver<QueueRound> {
         let mut events = self.events.lock().unwrap_or_else(|e| e.into_inner());
         events.entry(event_id).or_insert_with(|| broadcast::channel(16).0).subscribe()
     }

@@ -4,8 +4,8 @@
 
 use std::collections::HashMap;
 
+use frontrow_model::{EventId, UserId};
 use tokio::sync::{mpsc, oneshot};
-use uuid::Uuid;
 
 use crate::error::{EngineError, Result};
 
@@ -20,8 +20,8 @@ pub(super) fn new_queue_token() -> String {
 const MAX_JOIN_BATCH: usize = 2000;
 
 struct JoinRequest {
-    event_id: Uuid,
-    user_id: Uuid,
+    event_id: EventId,
+    user_id: UserId,
     reply: oneshot::Sender<Result<String>>,
 }
 
@@ -45,7 +45,7 @@ impl Joiner {
     }
 
     /// Joins the fan to the event's queue (again: same place, same token).
-    pub async fn join(&self, event_id: Uuid, user_id: Uuid) -> Result<String> {
+    pub async fn join(&self, event_id: EventId, user_id: UserId) -> Result<String> {
         let (reply, answer) = oneshot::channel();
         self.requests
             .send(JoinRequest { event_id, user_id, reply })
@@ -64,12 +64,12 @@ async fn run_joiner(pool: sqlx::PgPool, mut incoming: mpsc::Receiver<JoinRequest
                 Err(_) => break,
             }
         }
-        let mut by_event: HashMap<Uuid, Vec<JoinRequest>> = HashMap::new();
+        let mut by_event: HashMap<EventId, Vec<JoinRequest>> = HashMap::new();
         for request in batch {
             by_event.entry(request.event_id).or_default().push(request);
         }
         for (event_id, requests) in by_event {
-            let users: Vec<Uuid> = requests.iter().map(|r| r.user_id).collect();
+            let users: Vec<UserId> = requests.iter().map(|r| r.user_id).collect();
             match join_batch(&pool, event_id, &users).await {
                 Ok(tokens) => {
                     for r in requests {
@@ -91,8 +91,8 @@ async fn run_joiner(pool: sqlx::PgPool, mut incoming: mpsc::Receiver<JoinRequest
     }
 }
 
-async fn join_batch(pool: &sqlx::PgPool, event_id: Uuid, users: &[Uuid]) -> Result<HashMap<Uuid, String>> {
-    let enabled = sqlx::query_scalar!("SELECT waiting_room_enabled FROM events WHERE event_id = $1", event_id)
+async fn join_batch(pool: &sqlx::PgPool, event_id: EventId, users: &[UserId]) -> Result<HashMap<UserId, String>> {
+    let enabled = sqlx::query_scalar!("SELECT waiting_room_enabled FROM events WHERE event_id = $1", event_id.as_uuid())
         .fetch_optional(pool)
         .await?
         .ok_or(EngineError::NotFound)?;
@@ -102,14 +102,14 @@ async fn join_batch(pool: &sqlx::PgPool, event_id: Uuid, users: &[Uuid]) -> Resu
     let tokens: Vec<String> = users.iter().map(|_| new_queue_token()).collect();
     let rows = sqlx::query!(
         r#"SELECT out_user AS "user_id!", out_token AS "token!" FROM queue_join_many($1, $2, $3)"#,
-        event_id,
-        users,
+        event_id.as_uuid(),
+        users as &[UserId],
         &tokens
     )
     .fetch_all(pool)
     .await?;
     metrics::counter!("frontrow_queue_joins_total").increment(users.len() as u64);
     metrics::histogram!("frontrow_queue_join_batch_size").record(users.len() as f64);
-    Ok(rows.into_iter().map(|r| (r.user_id, r.token)).collect())
+    Ok(rows.into_iter().map(|r| (UserId::from(r.user_id), r.token)).collect())
 }
 

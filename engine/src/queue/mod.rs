@@ -22,7 +22,7 @@ pub use join::Joiner;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use frontrow_model::{QueueSettings, QueueState, QueueStats, QueueView};
+use frontrow_model::{EventId, QueueSettings, QueueState, QueueStats, QueueView, UserId};
 use uuid::Uuid;
 
 use crate::queue::admission::AdmissionClaims;
@@ -60,7 +60,7 @@ fn well_formed(queue_token: &str) -> Result<()> {
 impl Engine {
     /// Joins the fan to the event's waiting room (joins arriving together
     /// share one database call). Joining again keeps the place and the token.
-    pub async fn join_queue(&self, event_id: Uuid, user_id: Uuid) -> Result<String> {
+    pub async fn join_queue(&self, event_id: EventId, user_id: UserId) -> Result<String> {
         // Only an event that asks for it costs the check a query.
         let requires_email = self.board().event(event_id).await?.facts().is_some_and(|e| e.queue_requires_verified_email);
         if requires_email && !self.email_verified(user_id).await? {
@@ -79,7 +79,7 @@ impl Engine {
     /// Where the fan stands; "sold out" comes from the live seat map's count
     /// (no query). An admitted fan's admission is
     /// renewed and a fresh admission token signed for `binding` (their session).
-    pub async fn queue_status(&self, event_id: Uuid, queue_token: &str, binding: &str) -> Result<(Uuid, QueueView)> {
+    pub async fn queue_status(&self, event_id: EventId, queue_token: &str, binding: &str) -> Result<(UserId, QueueView)> {
         well_formed(queue_token)?;
         let pool = self.pool();
         let remaining = self.board().event(event_id).await?.available_now().ok_or(EngineError::NotFound)?;
@@ -88,7 +88,7 @@ impl Engine {
                       q.admitted_through, q.prequeue, q.admit_rate
                FROM queue_entries e JOIN queues q USING (event_id)
                WHERE e.event_id = $1 AND e.queue_token = $2"#,
-            event_id,
+            event_id.as_uuid(),
             queue_token
         )
         .fetch_optional(pool)
@@ -109,13 +109,13 @@ impl Engine {
                 let expires_at = sqlx::query_scalar!(
                     r#"UPDATE queue_entries SET admission_expires_at = now() + make_interval(secs => $3), last_seen_at = now()
                        WHERE event_id = $1 AND queue_token = $2 RETURNING admission_expires_at AS "at!: DateTime<Utc>""#,
-                    event_id,
+                    event_id.as_uuid(),
                     queue_token,
                     ADMISSION_TTL.as_secs_f64()
                 )
                 .fetch_one(pool)
                 .await?;
-                let claims = AdmissionClaims { event_id, user_id: row.user_id, admission_id, expires_at: expires_at.timestamp(), binding: binding.to_owned() };
+                let claims = AdmissionClaims { event_id, user_id: row.user_id.into(), admission_id, expires_at: expires_at.timestamp(), binding: binding.to_owned() };
                 view.state = QueueState::Admitted;
                 view.admission_token = Some(self.sign_admission(&claims));
                 view.admission_expires_at = Some(expires_at);
@@ -133,24 +133,25 @@ impl Engine {
                 }
             },
         }
-        Ok((row.user_id, view))
+        Ok((row.user_id.into(), view))
     }
 
     /// Events whose waiting room is on and whose show has not started.
-    pub async fn waiting_room_events(&self) -> Result<Vec<Uuid>> {
+    pub async fn waiting_room_events(&self) -> Result<Vec<EventId>> {
         let pool = self.pool();
-        Ok(sqlx::query_scalar!("SELECT event_id FROM events WHERE waiting_room_enabled AND starts_at > now()")
+        let ids = sqlx::query_scalar!("SELECT event_id FROM events WHERE waiting_room_enabled AND starts_at > now()")
             .fetch_all(pool)
-            .await?)
+            .await?;
+        Ok(ids.into_iter().map(EventId::from).collect())
     }
 
     /// One admission round for the event, if this instance holds (or can take)
     /// the lease and a second has passed since the last round. Returns `None`
     /// when another instance is in charge or it is too soon.
-    pub async fn admission_round(&self, event_id: Uuid, instance_id: Uuid) -> Result<Option<TickOutcome>> {
+    pub async fn admission_round(&self, event_id: EventId, instance_id: Uuid) -> Result<Option<TickOutcome>> {
         let pool = self.pool();
         let mut tx = crate::db::begin(pool).await?;
-        sqlx::query!("INSERT INTO queues (event_id) VALUES ($1) ON CONFLICT (event_id) DO NOTHING", event_id)
+        sqlx::query!("INSERT INTO queues (event_id) VALUES ($1) ON CONFLICT (event_id) DO NOTHING", event_id.as_uuid())
             .execute(&mut *tx)
             .await?;
         let lease = sqlx::query!(
@@ -161,7 +162,7 @@ impl Engine {
                   AND (last_tick_at IS NULL OR last_tick_at <= now() - interval '900 milliseconds')
             RETURNING admitted_through, next_ticket, drawn_at AS "drawn_at: DateTime<Utc>", admit_rate,
                       extract(epoch FROM now() - coalesce((SELECT max(at) FROM admission_ticks t WHERE t.event_id = q.event_id), now()))::float8 AS "elapsed!""#,
-            event_id,
+            event_id.as_uuid(),
             instance_id,
             LEASE.as_secs_f64()
         )
@@ -174,19 +175,19 @@ impl Engine {
         let event = sqlx::query!(
             r#"SELECT sale_opens_at <= now() AS "open!", admission_paused, admission_factor, max_active, waiting_room_enabled
                FROM events WHERE event_id = $1"#,
-            event_id
+            event_id.as_uuid()
         )
         .fetch_one(&mut *tx)
         .await?;
         if event.open && lease.drawn_at.is_none() {
-            sqlx::query_scalar!("SELECT queue_draw($1)", event_id).fetch_one(&mut *tx).await?;
+            sqlx::query_scalar!("SELECT queue_draw($1)", event_id.as_uuid()).fetch_one(&mut *tx).await?;
         }
         let counts = sqlx::query!(
             r#"SELECT (SELECT count(*) FROM seats WHERE event_id = $1
                          AND seat_free(state, hold_expires_at, blocked_reason)) AS "remaining!",
                       queue_active_shoppers($1, make_interval(secs => $2)) AS "active!",
                       (SELECT next_ticket FROM queues WHERE event_id = $1) AS "next_ticket!""#,
-            event_id,
+            event_id.as_uuid(),
             SHOPPING_WINDOW.as_secs_f64()
         )
         .fetch_one(&mut *tx)
@@ -205,7 +206,7 @@ impl Engine {
                       SET admission_id = gen_random_uuid(), admitted_at = now(), last_seen_at = now(),
                           admission_expires_at = now() + make_interval(secs => $4)
                     WHERE event_id = $1 AND ticket > $2 AND ticket <= $3 AND admission_id IS NULL"#,
-                event_id,
+                event_id.as_uuid(),
                 lease.admitted_through,
                 through,
                 ADMISSION_TTL.as_secs_f64()
@@ -218,7 +219,7 @@ impl Engine {
         let rate = if lease.admit_rate == 0.0 { per_second } else { 0.7 * lease.admit_rate + 0.3 * per_second };
         sqlx::query!(
             "UPDATE queues SET admitted_through = $2, admit_rate = $3 WHERE event_id = $1",
-            event_id,
+            event_id.as_uuid(),
             through,
             rate
         )
@@ -226,7 +227,7 @@ impl Engine {
         .await?;
         sqlx::query!(
             "INSERT INTO admission_ticks (event_id, instance_id, remaining, active, admitted) VALUES ($1, $2, $3, $4, $5)",
-            event_id,
+            event_id.as_uuid(),
             instance_id,
             counts.remaining,
             counts.active,
@@ -243,7 +244,7 @@ impl Engine {
     }
 
     /// Staff figures of an event's waiting room.
-    pub async fn queue_stats(&self, event_id: Uuid) -> Result<QueueStats> {
+    pub async fn queue_stats(&self, event_id: EventId) -> Result<QueueStats> {
         let pool = self.pool();
         let r = sqlx::query!(
             r#"SELECT e.waiting_room_enabled, e.queue_requires_verified_email, e.admission_paused, e.admission_factor, e.max_active,
@@ -254,7 +255,7 @@ impl Engine {
                       q.drawn_at AS "drawn_at: DateTime<Utc>", q.last_tick_at AS "last_tick_at: DateTime<Utc>",
                       queue_active_shoppers(e.event_id, make_interval(secs => $2)) AS "active!"
                FROM events e LEFT JOIN queues q USING (event_id) WHERE e.event_id = $1"#,
-            event_id,
+            event_id.as_uuid(),
             SHOPPING_WINDOW.as_secs_f64()
         )
         .fetch_optional(pool)
@@ -277,7 +278,7 @@ impl Engine {
     }
 
     /// Staff changes to an event's waiting room.
-    pub async fn configure_queue(&self, staff: &frontrow_model::User, event_id: Uuid, s: &QueueSettings) -> Result<QueueStats> {
+    pub async fn configure_queue(&self, staff: &frontrow_model::User, event_id: EventId, s: &QueueSettings) -> Result<QueueStats> {
         crate::accounts::require_staff(staff)?;
         let pool = self.pool();
         if s.admission_factor.is_some_and(|k| !(k > 0.0 && k <= 20.0)) {
@@ -295,7 +296,7 @@ impl Engine {
                                  max_active = coalesce($5, max_active),
                                  queue_requires_verified_email = coalesce($6, queue_requires_verified_email)
                WHERE event_id = $1"#,
-            event_id,
+            event_id.as_uuid(),
             s.waiting_room_enabled,
             s.paused,
             s.admission_factor,
@@ -317,12 +318,12 @@ impl Engine {
 
     /// A queue entry's ticket (`None` before the draw) and whether it has been
     /// admitted, for the live position feed.
-    pub async fn queue_entry(&self, event_id: Uuid, queue_token: &str) -> Result<(Option<i64>, bool)> {
+    pub async fn queue_entry(&self, event_id: EventId, queue_token: &str) -> Result<(Option<i64>, bool)> {
         well_formed(queue_token)?;
         let pool = self.pool();
         let row = sqlx::query!(
             "SELECT ticket, admission_id IS NOT NULL AS \"admitted!\" FROM queue_entries WHERE event_id = $1 AND queue_token = $2",
-            event_id,
+            event_id.as_uuid(),
             queue_token
         )
         .fetch_optional(pool)
@@ -333,24 +334,25 @@ impl Engine {
 
     /// The ticket the draw gave a pre-queue entry (`None` before the draw),
     /// from the event's tickets read once on this instance.
-    pub async fn drawn_ticket(&self, event_id: Uuid, queue_token: &str) -> Result<Option<i64>> {
+    pub async fn drawn_ticket(&self, event_id: EventId, queue_token: &str) -> Result<Option<i64>> {
         self.queue_feed().drawn_ticket(self.pool(), event_id, queue_token).await
     }
 
     /// Whose queue entry the token is.
-    pub async fn queue_owner(&self, event_id: Uuid, queue_token: &str) -> Result<Uuid> {
+    pub async fn queue_owner(&self, event_id: EventId, queue_token: &str) -> Result<UserId> {
         well_formed(queue_token)?;
         let pool = self.pool();
-        sqlx::query_scalar!("SELECT user_id FROM queue_entries WHERE event_id = $1 AND queue_token = $2", event_id, queue_token)
+        sqlx::query_scalar!("SELECT user_id FROM queue_entries WHERE event_id = $1 AND queue_token = $2", event_id.as_uuid(), queue_token)
             .fetch_optional(pool)
             .await?
+            .map(UserId::from)
             .ok_or(EngineError::NotFound)
     }
 
     /// Whether the event's waiting room is on (read fresh: staff can switch it).
-    pub async fn waiting_room_enabled(&self, event_id: Uuid) -> Result<bool> {
+    pub async fn waiting_room_enabled(&self, event_id: EventId) -> Result<bool> {
         let pool = self.pool();
-        sqlx::query_scalar!("SELECT waiting_room_enabled FROM events WHERE event_id = $1", event_id)
+        sqlx::query_scalar!("SELECT waiting_room_enabled FROM events WHERE event_id = $1", event_id.as_uuid())
             .fetch_optional(pool)
             .await?
             .ok_or(EngineError::NotFound)

@@ -8,9 +8,8 @@
 //! Both look at this instance's seat map (memory, a few milliseconds behind
 //! at most); the hold that follows is what decides.
 
-use frontrow_model::{SeatId, SeatStatus};
+use frontrow_model::{EventId, SeatId, SeatStatus, UserId};
 use rand::Rng;
-use uuid::Uuid;
 
 use crate::queue::admission::Admission;
 use crate::error::{EngineError, Result};
@@ -179,7 +178,7 @@ impl Engine {
     /// fresh look; at an on-sale many fans look at once and all see the same
     /// best seats, so each retry chooses at random among a widening set of the
     /// next-best placements instead of stampeding the same ones again.
-    pub async fn hold_best(&self, fan: Uuid, event_id: Uuid, count: usize, tier: &str, admission: Option<&Admission>) -> Result<frontrow_model::Hold> {
+    pub async fn hold_best(&self, fan: UserId, event_id: EventId, count: usize, tier: &str, admission: Option<&Admission>) -> Result<frontrow_model::Hold> {
         if count == 0 || count > frontrow_model::MAX_SEATS_PER_REQUEST {
             return Err(EngineError::invalid(format!("count must be 1 to {}", frontrow_model::MAX_SEATS_PER_REQUEST)));
         }

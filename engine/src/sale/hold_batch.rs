@@ -12,12 +12,11 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use frontrow_model::Hold;
+use frontrow_model::{EventId, Hold, HoldId, UserId};
 use serde::Serialize;
 use sqlx::pool::PoolConnection;
 use sqlx::Postgres;
 use tokio::sync::{mpsc, oneshot, Semaphore};
-use uuid::Uuid;
 
 use crate::db::{retrying, LOCK_FAN_LIMIT};
 use crate::error::{EngineError, Result};
@@ -35,13 +34,13 @@ const BATCHES_IN_FLIGHT: usize = 2;
 /// seats, or (`area` and `count`) any free places of a standing area.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct HoldRequest {
-    pub fan: Uuid,
+    pub fan: UserId,
     pub seats: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub area: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
-    pub hold: Uuid,
+    pub hold: HoldId,
     pub token: String,
     /// The token's tag for the seat audit rows.
     pub tag: String,
@@ -78,7 +77,7 @@ pub(crate) enum HoldOutcome {
 }
 
 struct Pending {
-    event_id: Uuid,
+    event_id: EventId,
     request: HoldRequest,
     reply: oneshot::Sender<Result<HoldOutcome>>,
 }
@@ -125,7 +124,7 @@ impl HoldBatcher {
         self.waiting.load(Ordering::Relaxed) > 0
     }
 
-    pub async fn hold(&self, event_id: Uuid, request: HoldRequest) -> Result<HoldOutcome> {
+    pub async fn hold(&self, event_id: EventId, request: HoldRequest) -> Result<HoldOutcome> {
         self.counts.holds.fetch_add(1, Ordering::Relaxed);
         self.waiting.fetch_add(1, Ordering::Relaxed);
         let _waiting = Waiting(self.waiting.clone());
@@ -201,7 +200,7 @@ async fn run(pool: sqlx::PgPool, mut incoming: mpsc::Receiver<Pending>, counts: 
             continue;
         }
         metrics::histogram!("frontrow_hold_batch_size").record(batch.len() as f64);
-        let mut by_event: HashMap<Uuid, Vec<Pending>> = HashMap::new();
+        let mut by_event: HashMap<EventId, Vec<Pending>> = HashMap::new();
         for pending in batch {
             by_event.entry(pending.event_id).or_default().push(pending);
         }
@@ -220,7 +219,7 @@ async fn run(pool: sqlx::PgPool, mut incoming: mpsc::Receiver<Pending>, counts: 
 }
 
 /// Runs one event's share of a batch and answers each fan.
-async fn decide(pool: &sqlx::PgPool, kept: &KeptConnections, event_id: Uuid, group: Vec<Pending>) {
+async fn decide(pool: &sqlx::PgPool, kept: &KeptConnections, event_id: EventId, group: Vec<Pending>) {
     let requests: Vec<HoldRequest> = group.iter().map(|p| p.request.clone()).collect();
     match retrying(|| call(pool, kept, event_id, &requests)).await {
         Ok(outcomes) => {
@@ -252,14 +251,14 @@ async fn decide(pool: &sqlx::PgPool, kept: &KeptConnections, event_id: Uuid, gro
 }
 
 /// One call of `hold_batch`: one outcome per request, in order.
-async fn call(pool: &sqlx::PgPool, kept: &KeptConnections, event_id: Uuid, requests: &[HoldRequest]) -> Result<Vec<HoldOutcome>> {
+async fn call(pool: &sqlx::PgPool, kept: &KeptConnections, event_id: EventId, requests: &[HoldRequest]) -> Result<Vec<HoldOutcome>> {
     let body = serde_json::to_value(requests).map_err(|e| EngineError::Internal(e.to_string()))?;
     let mut connection = kept.take(pool).await?;
     let rows = sqlx::query!(
         r#"SELECT request_index AS "request_index!", outcome AS "outcome!", seat_ids,
                   lease_ends_at AS "lease_ends_at: DateTime<Utc>", hold_total_cents, hold_id, hold_token
              FROM hold_batch($1, $2, $3)"#,
-        event_id,
+        event_id.as_uuid(),
         LOCK_FAN_LIMIT,
         body,
     )
@@ -277,7 +276,7 @@ async fn call(pool: &sqlx::PgPool, kept: &KeptConnections, event_id: Uuid, reque
             ("held", Some(expires_at), Some(total_cents)) => HoldOutcome::Held { seats, expires_at, total_cents },
             ("earlier", Some(expires_at), Some(total_cents)) => match (row.hold_id, row.hold_token) {
                 (Some(hold_id), Some(hold_token)) => {
-                    HoldOutcome::Earlier(Hold { hold_id, hold_token, event_id, seat_ids: seats, expires_at, total_cents })
+                    HoldOutcome::Earlier(Hold { hold_id: hold_id.into(), hold_token, event_id, seat_ids: seats, expires_at, total_cents })
                 }
                 _ => return Err(EngineError::Internal("hold_batch answered an earlier hold without its id".into())),
             },

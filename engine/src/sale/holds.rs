@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use frontrow_model::{seat_list, Hold, HoldState, HoldStatus, HoldToken, IdempotencyKey, SeatId, StandingPlaces};
+use frontrow_model::{seat_list, EventId, Hold, HoldId, HoldState, HoldStatus, HoldToken, IdempotencyKey, SeatId, StandingPlaces, UserId};
 use uuid::Uuid;
 
 use crate::queue::admission::Admission;
@@ -39,7 +39,7 @@ enum Wanted<'a> {
 }
 
 /// What makes two hold requests the same: the event and the set of seats.
-fn hold_request_hash(event_id: Uuid, seat_ids: &[String]) -> String {
+fn hold_request_hash(event_id: EventId, seat_ids: &[String]) -> String {
     let mut sorted: Vec<&str> = seat_ids.iter().map(String::as_str).collect();
     sorted.sort_unstable();
     sha256_hex(format!("{event_id}\n{}", sorted.join("\n")).as_bytes())
@@ -56,8 +56,8 @@ impl Engine {
     /// own seats as taken.
     pub async fn hold(
         &self,
-        fan: Uuid,
-        event_id: Uuid,
+        fan: UserId,
+        event_id: EventId,
         seat_ids: &[SeatId],
         admission: Option<&Admission>,
         key: Option<&IdempotencyKey>,
@@ -78,8 +78,8 @@ impl Engine {
     /// A retry with the same `key` answers the hold the first request made.
     pub async fn hold_places(
         &self,
-        fan: Uuid,
-        event_id: Uuid,
+        fan: UserId,
+        event_id: EventId,
         places: &StandingPlaces,
         admission: Option<&Admission>,
         key: Option<&IdempotencyKey>,
@@ -92,8 +92,8 @@ impl Engine {
     /// [`Engine::hold`] without the suggestion after a lost race.
     pub(crate) async fn hold_seats(
         &self,
-        fan: Uuid,
-        event_id: Uuid,
+        fan: UserId,
+        event_id: EventId,
         seat_ids: &[SeatId],
         admission: Option<&Admission>,
         key: Option<&IdempotencyKey>,
@@ -104,8 +104,8 @@ impl Engine {
 
     async fn hold_wanted(
         &self,
-        fan: Uuid,
-        event_id: Uuid,
+        fan: UserId,
+        event_id: EventId,
         wanted: Wanted<'_>,
         admission: Option<&Admission>,
         key: Option<&IdempotencyKey>,
@@ -138,7 +138,7 @@ impl Engine {
             seats: ids.clone(),
             area: area.clone(),
             count: area.as_ref().map(|_| count as i32),
-            hold: Uuid::new_v4(),
+            hold: HoldId::from(Uuid::new_v4()),
             tag: token_tag(&token),
             token,
             key: key.map(|k| k.as_str().to_owned()),
@@ -196,7 +196,7 @@ impl Engine {
     /// it is given, so a change the board has not heard of yet never turns a
     /// fan away; and `hold_batch` reads the rules again from the event's
     /// row, so it never lets one in either.
-    pub(crate) async fn hold_rules(&self, event_id: Uuid, fan: Uuid, admission: Option<&Admission>) -> Result<EventRules> {
+    pub(crate) async fn hold_rules(&self, event_id: EventId, fan: UserId, admission: Option<&Admission>) -> Result<EventRules> {
         let live = self.board().event(event_id).await?;
         if let Some(rules) = live.facts().map(|event| EventRules::from(&*event)) {
             if rules.check_can_hold(fan, admission).is_ok() {
@@ -226,7 +226,7 @@ impl Engine {
 
     /// After a failed claim: seat ids this event does not have are named;
     /// otherwise the seats not claimed are the conflicts (409).
-    pub(crate) async fn explain_shortfall<'a>(&self, event_id: Uuid, seat_ids: &[String], claimed: impl Iterator<Item = &'a str>) -> EngineError {
+    pub(crate) async fn explain_shortfall<'a>(&self, event_id: EventId, seat_ids: &[String], claimed: impl Iterator<Item = &'a str>) -> EngineError {
         // The layout never changes once seated: this instance's copy says
         // which ids exist without asking the database.
         let layout = self.board().event(event_id).await.ok().and_then(|live| live.layout().cloned());
@@ -251,13 +251,13 @@ impl Engine {
 
     /// The best block of `count` free seats side by side nearest to `near`,
     /// from this instance's seat map (a suggestion: the hold decides).
-    async fn nearest_free(&self, event_id: Uuid, near: &[String], count: usize) -> Option<Vec<String>> {
+    async fn nearest_free(&self, event_id: EventId, near: &[String], count: usize) -> Option<Vec<String>> {
         let board = self.board().snapshot(event_id).await.ok()?;
         crate::sale::best::nearest(&board, near, count)
     }
 
     /// Gives the seats back at once. Only the current, unexpired token can.
-    pub async fn release(&self, fan: Uuid, hold_id: Uuid, token: &HoldToken) -> Result<()> {
+    pub async fn release(&self, fan: UserId, hold_id: HoldId, token: &HoldToken) -> Result<()> {
         let (state, released) = seats::release(self.pool(), hold_id, token.as_str(), fan).await?;
         match (state, released) {
             (None, _) => Err(EngineError::NotFound),
@@ -267,33 +267,33 @@ impl Engine {
         }
     }
 
-    pub async fn hold_status(&self, fan: Uuid, hold_id: Uuid) -> Result<HoldStatus> {
+    pub async fn hold_status(&self, fan: UserId, hold_id: HoldId) -> Result<HoldStatus> {
         let h = sqlx::query!(
             r#"SELECT hold_id, event_id, seat_ids, expires_at AS "expires_at: DateTime<Utc>", state AS "state: HoldState",
                       lease_lapsed(expires_at) AS "lapsed!"
                FROM holds WHERE hold_id = $1 AND user_id = $2"#,
-            hold_id,
-            fan
+            hold_id.as_uuid(),
+            fan.as_uuid()
         )
         .fetch_optional(self.pool())
         .await?
         .ok_or(EngineError::NotFound)?;
         let state = if h.state == HoldState::Active && h.lapsed { HoldState::Expired } else { h.state };
-        Ok(HoldStatus { hold_id: h.hold_id, event_id: h.event_id, seat_ids: h.seat_ids, expires_at: h.expires_at, state })
+        Ok(HoldStatus { hold_id: h.hold_id.into(), event_id: h.event_id.into(), seat_ids: h.seat_ids, expires_at: h.expires_at, state })
     }
 
     /// The fan's live hold on the event, if any (the newest), so a reloaded page
     /// can pick up where the fan was, including in the middle of paying (the
     /// page then re-sends the same idempotency key and gets the first answer).
-    pub async fn active_hold(&self, fan: Uuid, event_id: Uuid) -> Result<Option<Hold>> {
+    pub async fn active_hold(&self, fan: UserId, event_id: EventId) -> Result<Option<Hold>> {
         Ok(sqlx::query_as!(
             Hold,
             r#"SELECT hold_id, hold_token, event_id, seat_ids, expires_at AS "expires_at: DateTime<Utc>", total_cents
                FROM holds
                WHERE user_id = $1 AND event_id = $2 AND state IN ('active', 'checking_out') AND NOT lease_lapsed(expires_at)
                ORDER BY created_at DESC LIMIT 1"#,
-            fan,
-            event_id
+            fan.as_uuid(),
+            event_id.as_uuid()
         )
         .fetch_optional(self.pool())
         .await?)

@@ -5,7 +5,7 @@
 //! transaction-scoped advisory lock, so across any number of server instances
 //! exactly one reaper acts on an event at a time (see [`seats::reap`]).
 
-use uuid::Uuid;
+use frontrow_model::EventId;
 
 use crate::db::LOCK_REAPER;
 use crate::error::Result;
@@ -26,14 +26,14 @@ impl Engine {
         Ok(freed)
     }
 
-    async fn reap_event(&self, event_id: Uuid, batch: i64) -> Result<u64> {
+    async fn reap_event(&self, event_id: EventId, batch: i64) -> Result<u64> {
         let mut total = 0;
         loop {
             let mut tx = crate::db::begin(self.pool()).await?;
             let ours = sqlx::query_scalar!(
                 r#"SELECT pg_try_advisory_xact_lock($1, hashtext($2::uuid::text)) AS "locked!""#,
                 LOCK_REAPER,
-                event_id
+                event_id.as_uuid()
             )
             .fetch_one(&mut *tx)
             .await?;

@@ -24,9 +24,8 @@
 //! across requests.
 
 use chrono::{DateTime, Utc};
-use frontrow_model::HoldState;
+use frontrow_model::{BookingId, EventId, HoldId, HoldState, UserId};
 use sqlx::PgConnection;
-use uuid::Uuid;
 
 use crate::error::Result;
 use crate::tokens::token_tag;
@@ -34,7 +33,7 @@ use crate::tokens::token_tag;
 /// `count` free places of a standing area for the box office, locked in
 /// this transaction (any another transaction has locked are skipped, so the
 /// desk never waits on an on-sale): fewer when fewer are free.
-pub(crate) async fn free_places(conn: &mut PgConnection, event_id: Uuid, section: &str, count: i64) -> Result<Vec<String>> {
+pub(crate) async fn free_places(conn: &mut PgConnection, event_id: EventId, section: &str, count: i64) -> Result<Vec<String>> {
     Ok(sqlx::query_scalar!(
         r#"SELECT seat_id FROM seats
             WHERE event_id = $1 AND section = $2 AND kind = 'standing'
@@ -42,7 +41,7 @@ pub(crate) async fn free_places(conn: &mut PgConnection, event_id: Uuid, section
             ORDER BY position
             LIMIT $3
               FOR UPDATE SKIP LOCKED"#,
-        event_id,
+        event_id.as_uuid(),
         section,
         count,
     )
@@ -64,11 +63,11 @@ pub(crate) struct ClaimedSeat {
 /// all of them.
 pub(crate) async fn claim(
     conn: &mut PgConnection,
-    event_id: Uuid,
+    event_id: EventId,
     seat_ids: &[String],
-    hold_id: Uuid,
+    hold_id: HoldId,
     token: &str,
-    holder: Uuid,
+    holder: UserId,
     ttl_seconds: i32,
 ) -> Result<Vec<ClaimedSeat>> {
     Ok(sqlx::query_as!(
@@ -92,11 +91,11 @@ pub(crate) async fn claim(
            )
            SELECT seat_id AS "seat_id!", price_cents AS "price_cents!", hold_expires_at AS "expires_at!: DateTime<Utc>"
            FROM claimed"#,
-        event_id,
+        event_id.as_uuid(),
         seat_ids,
-        hold_id,
+        hold_id.as_uuid(),
         token,
-        holder,
+        holder.as_uuid(),
         ttl_seconds,
         token_tag(token),
     )
@@ -108,7 +107,7 @@ pub(crate) async fn claim(
 /// the holder let the seats go, and the hold is marked released. One
 /// statement, so one round trip and atomic on its own. Returns the hold's
 /// state before (`None`: not this fan's hold) and the seats freed.
-pub(crate) async fn release(pool: &sqlx::PgPool, hold_id: Uuid, token: &str, fan: Uuid) -> Result<(Option<HoldState>, i64)> {
+pub(crate) async fn release(pool: &sqlx::PgPool, hold_id: HoldId, token: &str, fan: UserId) -> Result<(Option<HoldState>, i64)> {
     let r = sqlx::query!(
         r#"WITH hold AS (
                SELECT state FROM holds WHERE hold_id = $1 AND user_id = $4
@@ -125,10 +124,10 @@ pub(crate) async fn release(pool: &sqlx::PgPool, hold_id: Uuid, token: &str, fan
                 WHERE hold_id = $1 AND EXISTS (SELECT 1 FROM freed)
            )
            SELECT (SELECT state FROM hold) AS "state: HoldState", (SELECT count(*) FROM freed) AS "released!""#,
-        hold_id,
+        hold_id.as_uuid(),
         token,
         token_tag(token),
-        fan,
+        fan.as_uuid(),
     )
     .fetch_one(pool)
     .await?;
@@ -137,7 +136,7 @@ pub(crate) async fn release(pool: &sqlx::PgPool, hold_id: Uuid, token: &str, fan
 
 /// held (any token, lease live or not) → free, by staff, for a hold stuck
 /// on a seat. A hold whose payment is in flight is left to reconciliation.
-pub(crate) async fn staff_release(conn: &mut PgConnection, hold_id: Uuid, actor: Uuid) -> Result<Vec<String>> {
+pub(crate) async fn staff_release(conn: &mut PgConnection, hold_id: HoldId, actor: UserId) -> Result<Vec<String>> {
     Ok(sqlx::query_scalar!(
         r#"WITH freed AS (
                UPDATE seats s
@@ -152,8 +151,8 @@ pub(crate) async fn staff_release(conn: &mut PgConnection, hold_id: Uuid, actor:
                FROM freed
            )
            SELECT seat_id AS "seat_id!" FROM freed ORDER BY seat_id"#,
-        hold_id,
-        actor,
+        hold_id.as_uuid(),
+        actor.as_uuid(),
     )
     .fetch_all(conn)
     .await?)
@@ -161,7 +160,7 @@ pub(crate) async fn staff_release(conn: &mut PgConnection, hold_id: Uuid, actor:
 
 /// held (lease live, current token) → payment_pending, reserved until the
 /// payment deadline (`grace_seconds` from now).
-pub(crate) async fn reserve_for_payment(conn: &mut PgConnection, hold_id: Uuid, token: &str, grace_seconds: f64) -> Result<i64> {
+pub(crate) async fn reserve_for_payment(conn: &mut PgConnection, hold_id: HoldId, token: &str, grace_seconds: f64) -> Result<i64> {
     Ok(sqlx::query_scalar!(
         r#"WITH moved AS (
                UPDATE seats
@@ -174,7 +173,7 @@ pub(crate) async fn reserve_for_payment(conn: &mut PgConnection, hold_id: Uuid, 
                SELECT event_id, seat_id, version, 'held', 'payment_pending', $1, $4, holder_id, 'checkout' FROM moved
            )
            SELECT count(*) AS "n!" FROM moved"#,
-        hold_id,
+        hold_id.as_uuid(),
         token,
         grace_seconds,
         token_tag(token),
@@ -190,7 +189,7 @@ pub(crate) struct SoldSeat {
 
 /// payment_pending (current token) → sold to `booking_id` (a block the
 /// seat had is used up). Returns the seats sold, in seat order.
-pub(crate) async fn sell(conn: &mut PgConnection, hold_id: Uuid, token: &str, booking_id: Uuid, buyer: Uuid) -> Result<Vec<SoldSeat>> {
+pub(crate) async fn sell(conn: &mut PgConnection, hold_id: HoldId, token: &str, booking_id: BookingId, buyer: UserId) -> Result<Vec<SoldSeat>> {
     Ok(sqlx::query_as!(
         SoldSeat,
         r#"WITH sold AS (
@@ -204,11 +203,11 @@ pub(crate) async fn sell(conn: &mut PgConnection, hold_id: Uuid, token: &str, bo
                SELECT event_id, seat_id, version, 'payment_pending', 'sold', $1, $4, $5, 'sale' FROM sold
            )
            SELECT seat_id AS "seat_id!", price_cents AS "price_cents!" FROM sold ORDER BY seat_id"#,
-        hold_id,
+        hold_id.as_uuid(),
         token,
-        booking_id,
+        booking_id.as_uuid(),
         token_tag(token),
-        buyer,
+        buyer.as_uuid(),
     )
     .fetch_all(conn)
     .await?)
@@ -216,7 +215,7 @@ pub(crate) async fn sell(conn: &mut PgConnection, hold_id: Uuid, token: &str, bo
 
 /// payment_pending (current token) → held again until the hold's own
 /// expiry: nothing was charged, so the buyer may try another card.
-pub(crate) async fn return_to_hold(conn: &mut PgConnection, hold_id: Uuid, token: &str) -> Result<u64> {
+pub(crate) async fn return_to_hold(conn: &mut PgConnection, hold_id: HoldId, token: &str) -> Result<u64> {
     Ok(sqlx::query!(
         r#"WITH back AS (
                UPDATE seats s
@@ -227,7 +226,7 @@ pub(crate) async fn return_to_hold(conn: &mut PgConnection, hold_id: Uuid, token
            )
            INSERT INTO seat_events (event_id, seat_id, version, from_state, to_state, hold_id, token_tag, actor_id, reason)
            SELECT event_id, seat_id, version, 'payment_pending', 'held', $1, $3, holder_id, 'payment_not_taken' FROM back"#,
-        hold_id,
+        hold_id.as_uuid(),
         token,
         token_tag(token),
     )
@@ -239,7 +238,7 @@ pub(crate) async fn return_to_hold(conn: &mut PgConnection, hold_id: Uuid, token
 /// payment_pending past its deadline (current token) → free: the payment's
 /// outcome is still unknown, and the seats go back on sale (a late capture
 /// is refunded).
-pub(crate) async fn release_unpaid(conn: &mut PgConnection, hold_id: Uuid, token: &str) -> Result<i64> {
+pub(crate) async fn release_unpaid(conn: &mut PgConnection, hold_id: HoldId, token: &str) -> Result<i64> {
     Ok(sqlx::query_scalar!(
         r#"WITH freed AS (
                UPDATE seats
@@ -251,7 +250,7 @@ pub(crate) async fn release_unpaid(conn: &mut PgConnection, hold_id: Uuid, token
                SELECT event_id, seat_id, version, 'payment_pending', state, $1, $3, 'payment_deadline' FROM freed
            )
            SELECT count(*) AS "n!" FROM freed"#,
-        hold_id,
+        hold_id.as_uuid(),
         token,
         token_tag(token),
     )
@@ -262,7 +261,7 @@ pub(crate) async fn release_unpaid(conn: &mut PgConnection, hold_id: Uuid, token
 /// held with a lapsed lease → free, at most `batch` seats of the event, and
 /// their holds marked expired. Re-checks the lapse in the UPDATE, so it
 /// never frees a seat that lazy expiry just handed to someone else.
-pub(crate) async fn reap(conn: &mut PgConnection, event_id: Uuid, batch: i64) -> Result<i64> {
+pub(crate) async fn reap(conn: &mut PgConnection, event_id: EventId, batch: i64) -> Result<i64> {
     Ok(sqlx::query_scalar!(
         r#"WITH lapsed AS (
                SELECT seat_id, hold_id, hold_token FROM seats
@@ -287,7 +286,7 @@ pub(crate) async fn reap(conn: &mut PgConnection, event_id: Uuid, batch: i64) ->
                 WHERE hold_id IN (SELECT hold_id FROM freed) AND state = 'active'
            )
            SELECT count(*) AS "n!" FROM freed"#,
-        event_id,
+        event_id.as_uuid(),
         batch
     )
     .fetch_one(conn)
@@ -296,7 +295,7 @@ pub(crate) async fn reap(conn: &mut PgConnection, event_id: Uuid, batch: i64) ->
 
 /// available → blocked with `reason`, all of `seat_ids` or none (the caller
 /// rolls back on a shortfall). Returns the seats blocked.
-pub(crate) async fn block(conn: &mut PgConnection, event_id: Uuid, seat_ids: &[String], reason: &str, actor: Uuid) -> Result<Vec<String>> {
+pub(crate) async fn block(conn: &mut PgConnection, event_id: EventId, seat_ids: &[String], reason: &str, actor: UserId) -> Result<Vec<String>> {
     Ok(sqlx::query_scalar!(
         r#"WITH blocked AS (
                UPDATE seats
@@ -308,10 +307,10 @@ pub(crate) async fn block(conn: &mut PgConnection, event_id: Uuid, seat_ids: &[S
                SELECT $1, seat_id, version, 'available', 'blocked', $4, 'block' FROM blocked
            )
            SELECT seat_id AS "seat_id!" FROM blocked ORDER BY seat_id"#,
-        event_id,
+        event_id.as_uuid(),
         seat_ids,
         reason,
-        actor,
+        actor.as_uuid(),
     )
     .fetch_all(conn)
     .await?)
@@ -319,7 +318,7 @@ pub(crate) async fn block(conn: &mut PgConnection, event_id: Uuid, seat_ids: &[S
 
 /// blocked → available, all of `seat_ids` or none (the caller rolls back
 /// on a shortfall). Returns the seats released.
-pub(crate) async fn unblock(conn: &mut PgConnection, event_id: Uuid, seat_ids: &[String], actor: Uuid) -> Result<Vec<String>> {
+pub(crate) async fn unblock(conn: &mut PgConnection, event_id: EventId, seat_ids: &[String], actor: UserId) -> Result<Vec<String>> {
     Ok(sqlx::query_scalar!(
         r#"WITH freed AS (
                UPDATE seats
@@ -331,9 +330,9 @@ pub(crate) async fn unblock(conn: &mut PgConnection, event_id: Uuid, seat_ids: &
                SELECT $1, seat_id, version, 'blocked', 'available', $3, 'unblock' FROM freed
            )
            SELECT seat_id AS "seat_id!" FROM freed ORDER BY seat_id"#,
-        event_id,
+        event_id.as_uuid(),
         seat_ids,
-        actor,
+        actor.as_uuid(),
     )
     .fetch_all(conn)
     .await?)
@@ -348,7 +347,7 @@ pub(crate) enum Unsold {
 
 /// sold (to `booking_id`) → available: its ticket was refunded, or the
 /// event cancelled. Returns the seats freed.
-pub(crate) async fn free_sold(conn: &mut PgConnection, booking_id: Uuid, seat_ids: &[String], actor: Option<Uuid>, why: Unsold) -> Result<Vec<String>> {
+pub(crate) async fn free_sold(conn: &mut PgConnection, booking_id: BookingId, seat_ids: &[String], actor: Option<UserId>, why: Unsold) -> Result<Vec<String>> {
     Ok(sqlx::query_scalar!(
         r#"WITH freed AS (
                UPDATE seats
@@ -361,9 +360,9 @@ pub(crate) async fn free_sold(conn: &mut PgConnection, booking_id: Uuid, seat_id
                       CASE WHEN $4 THEN 'cancel'::seat_change_reason ELSE 'refund' END FROM freed
            )
            SELECT seat_id AS "seat_id!" FROM freed ORDER BY seat_id"#,
-        booking_id,
+        booking_id.as_uuid(),
         seat_ids,
-        actor,
+        actor.map(|id| id.as_uuid()),
         why == Unsold::Cancel,
     )
     .fetch_all(conn)
@@ -371,19 +370,19 @@ pub(crate) async fn free_sold(conn: &mut PgConnection, booking_id: Uuid, seat_id
 }
 
 /// Of `seat_ids`, those the event has.
-pub(crate) async fn known(conn: &mut PgConnection, event_id: Uuid, seat_ids: &[String]) -> Result<Vec<String>> {
-    Ok(sqlx::query_scalar!("SELECT seat_id FROM seats WHERE event_id = $1 AND seat_id = ANY($2::text[])", event_id, seat_ids)
+pub(crate) async fn known(conn: &mut PgConnection, event_id: EventId, seat_ids: &[String]) -> Result<Vec<String>> {
+    Ok(sqlx::query_scalar!("SELECT seat_id FROM seats WHERE event_id = $1 AND seat_id = ANY($2::text[])", event_id.as_uuid(), seat_ids)
         .fetch_all(conn)
         .await?)
 }
 
 /// How many of the hold's seats wait for a payment under `token`, and how
 /// many of those are past their payment deadline.
-pub(crate) async fn in_payment(conn: &mut PgConnection, hold_id: Uuid, token: &str) -> Result<(i64, i64)> {
+pub(crate) async fn in_payment(conn: &mut PgConnection, hold_id: HoldId, token: &str) -> Result<(i64, i64)> {
     let r = sqlx::query!(
         r#"SELECT count(*) AS "waiting!", count(*) FILTER (WHERE lease_lapsed(hold_expires_at)) AS "overdue!"
            FROM seats WHERE hold_id = $1 AND hold_token = $2 AND state = 'payment_pending'"#,
-        hold_id,
+        hold_id.as_uuid(),
         token
     )
     .fetch_one(conn)
@@ -392,11 +391,11 @@ pub(crate) async fn in_payment(conn: &mut PgConnection, hold_id: Uuid, token: &s
 }
 
 /// How many of a hold's seats wait for a payment, whatever the token.
-pub(crate) async fn in_payment_by_hold(conn: &mut PgConnection, hold_id: Uuid) -> Result<(i64, i64)> {
+pub(crate) async fn in_payment_by_hold(conn: &mut PgConnection, hold_id: HoldId) -> Result<(i64, i64)> {
     let r = sqlx::query!(
         r#"SELECT count(*) AS "waiting!", count(*) FILTER (WHERE lease_lapsed(hold_expires_at)) AS "overdue!"
            FROM seats WHERE hold_id = $1 AND state = 'payment_pending'"#,
-        hold_id
+        hold_id.as_uuid()
     )
     .fetch_one(conn)
     .await?;
@@ -404,8 +403,9 @@ pub(crate) async fn in_payment_by_hold(conn: &mut PgConnection, hold_id: Uuid) -
 }
 
 /// Events with lapsed holds the reaper should visit.
-pub(crate) async fn events_with_lapsed_holds(conn: &mut PgConnection) -> Result<Vec<Uuid>> {
-    Ok(sqlx::query_scalar!("SELECT DISTINCT event_id FROM seats WHERE state = 'held' AND lease_lapsed(hold_expires_at)")
+pub(crate) async fn events_with_lapsed_holds(conn: &mut PgConnection) -> Result<Vec<EventId>> {
+    let ids = sqlx::query_scalar!("SELECT DISTINCT event_id FROM seats WHERE state = 'held' AND lease_lapsed(hold_expires_at)")
         .fetch_all(conn)
-        .await?)
+        .await?;
+    Ok(ids.into_iter().map(EventId::from).collect())
 }

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
-use frontrow_model::{Layout, NewLayout, NewSection, User};
+use frontrow_model::{Layout, LayoutId, NewLayout, NewSection, User};
 use uuid::Uuid;
 
 use crate::venue::catalogue::{check_text, validate_sections, MAX_TEXT_LEN};
@@ -57,7 +57,7 @@ impl Engine {
             sections,
             &tiers,
             seats_total as i32,
-            actor.user_id,
+            actor.user_id.as_uuid(),
             stage,
         )
         .fetch_one(&mut *tx)
@@ -65,7 +65,7 @@ impl Engine {
         changelog::record(&mut tx, None, actor.user_id, "layout_saved", &[], &format!("{} ({seats_total} seats)", new.name.trim())).await?;
         tx.commit().await?;
         Ok(Layout {
-            layout_id,
+            layout_id: layout_id.into(),
             name: new.name.trim().to_owned(),
             tiers,
             seats_total,
@@ -88,12 +88,12 @@ impl Engine {
         .collect()
     }
 
-    pub async fn layout(&self, layout_id: Uuid) -> Result<Layout> {
+    pub async fn layout(&self, layout_id: LayoutId) -> Result<Layout> {
         sqlx::query_as!(
             StoredLayout,
             r#"SELECT layout_id, name, sections, tiers, seats_total, stage, created_at AS "created_at: DateTime<Utc>"
                FROM layouts WHERE layout_id = $1"#,
-            layout_id
+            layout_id.as_uuid()
         )
         .fetch_optional(self.pool())
         .await?
@@ -104,7 +104,7 @@ impl Engine {
 
 /// A `layouts` row as stored: the plan and the stage are JSON.
 struct StoredLayout {
-    layout_id: Uuid,
+    layout_id: LayoutId,
     name: String,
     sections: serde_json::Value,
     tiers: Vec<String>,

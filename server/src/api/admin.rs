@@ -6,7 +6,7 @@ use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use frontrow_model::{LogEntry, LogFilter};
+use frontrow_model::{BookingId, EventId, HoldId, LayoutId, LogEntry, LogFilter, PaymentId, UserId};
 use frontrow_model::{PaymentInfo, SalesBy};
 use frontrow_model::{
     AuditReport, Blocked, BlockRequest, Booking, CheckinRequest, CheckinResult, CounterSaleRequest, CreatedEvent, Event, EventChanges,
@@ -15,7 +15,6 @@ use frontrow_model::{
 };
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
-use uuid::Uuid;
 
 use super::error::{AppError, ApiResult};
 use super::extract::{AdminUser, ApiJson, ApiQuery, IdPath, KeyHeader, StaffUser};
@@ -66,7 +65,7 @@ pub struct Resent {
 #[into_params(parameter_in = Query)]
 pub struct BookingQuery {
     /// Only this event's bookings.
-    pub event_id: Option<Uuid>,
+    pub event_id: Option<EventId>,
     /// A booking id (or its first characters), an email, or a seat id.
     #[param(max_length = 254)]
     pub q: Option<String>,
@@ -129,7 +128,7 @@ pub async fn list_events(State(state): State<AppState>, StaffUser(_): StaffUser)
 pub async fn update_event(
     State(state): State<AppState>,
     StaffUser(staff): StaffUser,
-    IdPath(event_id): IdPath,
+    IdPath(event_id): IdPath<EventId>,
     ApiJson(changes): ApiJson<EventChanges>,
 ) -> ApiResult<Json<Event>> {
     Ok(Json(state.engine.update_event(staff.user_id, event_id, &changes).await?))
@@ -140,7 +139,7 @@ pub async fn update_event(
 pub async fn cancel_event(
     State(state): State<AppState>,
     StaffUser(staff): StaffUser,
-    IdPath(event_id): IdPath,
+    IdPath(event_id): IdPath<EventId>,
     ApiJson(body): ApiJson<ReasonBody>,
 ) -> ApiResult<(StatusCode, Json<Cancelled>)> {
     state.engine.cancel_event(&staff, event_id, &body.reason).await?;
@@ -149,7 +148,7 @@ pub async fn cancel_event(
 
 #[utoipa::path(get, path = "/api/v1/admin/events/{event_id}/audit", params(("event_id" = Uuid, Path)), security(("session" = [])),
     responses((status = 200, body = AuditReport)))]
-pub async fn audit_event(State(state): State<AppState>, StaffUser(_): StaffUser, IdPath(event_id): IdPath) -> ApiResult<Json<AuditReport>> {
+pub async fn audit_event(State(state): State<AppState>, StaffUser(_): StaffUser, IdPath(event_id): IdPath<EventId>) -> ApiResult<Json<AuditReport>> {
     // 404 for an unknown event rather than an all-zero report.
     state.engine.event(event_id).await?;
     Ok(Json(state.engine.audit(Some(event_id)).await?))
@@ -157,7 +156,7 @@ pub async fn audit_event(State(state): State<AppState>, StaffUser(_): StaffUser,
 
 #[utoipa::path(get, path = "/api/v1/admin/events/{event_id}/stats", params(("event_id" = Uuid, Path)), security(("session" = [])),
     responses((status = 200, body = EventStats)))]
-pub async fn event_stats(State(state): State<AppState>, StaffUser(staff): StaffUser, IdPath(event_id): IdPath) -> ApiResult<Json<EventStats>> {
+pub async fn event_stats(State(state): State<AppState>, StaffUser(staff): StaffUser, IdPath(event_id): IdPath<EventId>) -> ApiResult<Json<EventStats>> {
     Ok(Json(state.engine.event_stats(&staff, event_id).await?))
 }
 
@@ -166,7 +165,7 @@ pub async fn event_stats(State(state): State<AppState>, StaffUser(staff): StaffU
 pub async fn block_seats(
     State(state): State<AppState>,
     StaffUser(staff): StaffUser,
-    IdPath(event_id): IdPath,
+    IdPath(event_id): IdPath<EventId>,
     ApiJson(body): ApiJson<BlockRequest>,
 ) -> ApiResult<Json<Blocked>> {
     Ok(Json(Blocked { blocked: state.engine.block_seats(&staff, event_id, &body.seat_ids, &body.reason).await? }))
@@ -177,7 +176,7 @@ pub async fn block_seats(
 pub async fn unblock_seats(
     State(state): State<AppState>,
     StaffUser(staff): StaffUser,
-    IdPath(event_id): IdPath,
+    IdPath(event_id): IdPath<EventId>,
     ApiJson(body): ApiJson<UnblockRequest>,
 ) -> ApiResult<Json<Released>> {
     Ok(Json(Released { released: state.engine.unblock_seats(&staff, event_id, &body.seat_ids).await? }))
@@ -189,7 +188,7 @@ pub async fn unblock_seats(
 pub async fn release_hold(
     State(state): State<AppState>,
     StaffUser(staff): StaffUser,
-    IdPath(hold_id): IdPath,
+    IdPath(hold_id): IdPath<HoldId>,
     ApiJson(body): ApiJson<ReasonBody>,
 ) -> ApiResult<Json<Released>> {
     Ok(Json(Released { released: state.engine.release_hold_for_staff(&staff, hold_id, &body.reason).await? }))
@@ -202,7 +201,7 @@ pub async fn release_hold(
 pub async fn counter_sale(
     State(state): State<AppState>,
     StaffUser(staff): StaffUser,
-    IdPath(event_id): IdPath,
+    IdPath(event_id): IdPath<EventId>,
     KeyHeader(key): KeyHeader,
     ApiJson(body): ApiJson<CounterSaleRequest>,
 ) -> ApiResult<Response> {
@@ -226,7 +225,7 @@ pub async fn find_bookings(State(state): State<AppState>, StaffUser(staff): Staf
 pub async fn refund_booking(
     State(state): State<AppState>,
     StaffUser(staff): StaffUser,
-    IdPath(booking_id): IdPath,
+    IdPath(booking_id): IdPath<BookingId>,
     KeyHeader(key): KeyHeader,
     ApiJson(body): ApiJson<RefundRequest>,
 ) -> ApiResult<Json<RefundResult>> {
@@ -235,7 +234,7 @@ pub async fn refund_booking(
 
 #[utoipa::path(post, path = "/api/v1/admin/bookings/{booking_id}/resend", params(("booking_id" = Uuid, Path)), security(("session" = [])),
     responses((status = 202, body = Resent)))]
-pub async fn resend_tickets(State(state): State<AppState>, StaffUser(staff): StaffUser, IdPath(booking_id): IdPath) -> ApiResult<(StatusCode, Json<Resent>)> {
+pub async fn resend_tickets(State(state): State<AppState>, StaffUser(staff): StaffUser, IdPath(booking_id): IdPath<BookingId>) -> ApiResult<(StatusCode, Json<Resent>)> {
     let site = state.settings.site_url();
     let sent_to = state.engine.resend_tickets(&staff, booking_id, &site).await?;
     Ok((StatusCode::ACCEPTED, Json(Resent { sent_to })))
@@ -259,7 +258,7 @@ pub async fn payments(State(state): State<AppState>, StaffUser(staff): StaffUser
 
 #[utoipa::path(post, path = "/api/v1/admin/payments/{payment_id}/settle", params(("payment_id" = Uuid, Path)), security(("session" = [])),
     responses((status = 200, body = PaymentInfo)))]
-pub async fn settle_payment(State(state): State<AppState>, StaffUser(staff): StaffUser, IdPath(payment_id): IdPath) -> ApiResult<Json<PaymentInfo>> {
+pub async fn settle_payment(State(state): State<AppState>, StaffUser(staff): StaffUser, IdPath(payment_id): IdPath<PaymentId>) -> ApiResult<Json<PaymentInfo>> {
     Ok(Json(state.engine.settle_payment(&staff, payment_id).await?))
 }
 
@@ -268,7 +267,7 @@ pub async fn settle_payment(State(state): State<AppState>, StaffUser(staff): Sta
 pub async fn change_log(
     State(state): State<AppState>,
     StaffUser(_): StaffUser,
-    IdPath(event_id): IdPath,
+    IdPath(event_id): IdPath<EventId>,
     ApiQuery(filter): ApiQuery<LogFilter>,
 ) -> ApiResult<Json<LogList>> {
     state.engine.event(event_id).await?;
@@ -280,7 +279,7 @@ pub async fn change_log(
 pub async fn change_log_csv(
     State(state): State<AppState>,
     StaffUser(_): StaffUser,
-    IdPath(event_id): IdPath,
+    IdPath(event_id): IdPath<EventId>,
     ApiQuery(filter): ApiQuery<LogFilter>,
 ) -> ApiResult<Response> {
     state.engine.event(event_id).await?;
@@ -290,7 +289,7 @@ pub async fn change_log_csv(
 
 #[utoipa::path(get, path = "/api/v1/admin/events/{event_id}/sales.csv", params(("event_id" = Uuid, Path)), security(("session" = [])),
     responses((status = 200, content_type = "text/csv", body = String)))]
-pub async fn sales_csv(State(state): State<AppState>, StaffUser(staff): StaffUser, IdPath(event_id): IdPath) -> ApiResult<Response> {
+pub async fn sales_csv(State(state): State<AppState>, StaffUser(staff): StaffUser, IdPath(event_id): IdPath<EventId>) -> ApiResult<Response> {
     Ok(csv(format!("sales-{event_id}.csv"), state.engine.sales_csv(&staff, event_id).await?))
 }
 
@@ -299,7 +298,7 @@ pub async fn sales_csv(State(state): State<AppState>, StaffUser(staff): StaffUse
 pub async fn sales_summary_csv(
     State(state): State<AppState>,
     StaffUser(staff): StaffUser,
-    IdPath(event_id): IdPath,
+    IdPath(event_id): IdPath<EventId>,
     ApiQuery(q): ApiQuery<SummaryQuery>,
 ) -> ApiResult<Response> {
     Ok(csv(format!("sales-by-{event_id}.csv"), state.engine.sales_summary_csv(&staff, event_id, q.by).await?))
@@ -319,7 +318,7 @@ pub async fn save_layout(State(state): State<AppState>, StaffUser(staff): StaffU
 /// A saved layout, as JSON to import elsewhere.
 #[utoipa::path(get, path = "/api/v1/admin/layouts/{layout_id}", params(("layout_id" = Uuid, Path)), security(("session" = [])),
     responses((status = 200, body = Layout)))]
-pub async fn get_layout(State(state): State<AppState>, StaffUser(_): StaffUser, IdPath(layout_id): IdPath) -> ApiResult<Json<Layout>> {
+pub async fn get_layout(State(state): State<AppState>, StaffUser(_): StaffUser, IdPath(layout_id): IdPath<LayoutId>) -> ApiResult<Json<Layout>> {
     Ok(Json(state.engine.layout(layout_id).await?))
 }
 
@@ -339,7 +338,7 @@ pub async fn create_user(State(state): State<AppState>, AdminUser(admin): AdminU
 pub async fn change_user(
     State(state): State<AppState>,
     AdminUser(admin): AdminUser,
-    IdPath(user_id): IdPath,
+    IdPath(user_id): IdPath<UserId>,
     ApiJson(body): ApiJson<UserChanges>,
 ) -> ApiResult<Json<StaffAccount>> {
     Ok(Json(state.engine.change_account(&admin, user_id, &body).await?))

@@ -1,11 +1,10 @@
 //! The catalogue: events and seat maps, from this instance's memory.
 
-
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::Json;
-use frontrow_model::{EventDetail, EventSummary, SeatMap};
+use frontrow_model::{EventDetail, EventId, EventSummary, SeatMap};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -34,7 +33,7 @@ pub async fn list_events(State(state): State<AppState>) -> ApiResult<Json<EventL
 
 /// A published event's board, from this instance's live copy (not a query
 /// per request); unpublished events are unknown to fans.
-async fn published(state: &AppState, event_id: uuid::Uuid) -> ApiResult<frontrow_engine::venue::live::BoardSnapshot> {
+async fn published(state: &AppState, event_id: EventId) -> ApiResult<frontrow_engine::venue::live::BoardSnapshot> {
     let board = state.engine.board().snapshot(event_id).await?;
     if !board.event.published {
         return Err(AppError::not_found());
@@ -44,7 +43,7 @@ async fn published(state: &AppState, event_id: uuid::Uuid) -> ApiResult<frontrow
 
 #[utoipa::path(get, path = "/api/v1/events/{event_id}", params(("event_id" = Uuid, Path)),
     responses((status = 200, body = EventDetail)))]
-pub async fn event_detail(State(state): State<AppState>, IdPath(event_id): IdPath) -> ApiResult<Json<EventDetail>> {
+pub async fn event_detail(State(state): State<AppState>, IdPath(event_id): IdPath<EventId>) -> ApiResult<Json<EventDetail>> {
     Ok(Json(published(&state, event_id).await?.detail()))
 }
 
@@ -55,7 +54,7 @@ pub async fn event_detail(State(state): State<AppState>, IdPath(event_id): IdPat
               (status = 304, description = "the map named by If-None-Match is still current")))]
 pub async fn seats(
     State(state): State<AppState>,
-    IdPath(event_id): IdPath,
+    IdPath(event_id): IdPath<EventId>,
     ApiQuery(q): ApiQuery<SeatsQuery>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {

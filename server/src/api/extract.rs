@@ -8,7 +8,6 @@ use axum::http::StatusCode;
 use frontrow_model::{IdempotencyKey, User};
 use serde::de::DeserializeOwned;
 use tower_sessions::Session;
-use uuid::Uuid;
 
 use super::error::{AppError, ErrorKind};
 use crate::state::AppState;
@@ -71,14 +70,15 @@ pub fn payload_too_large() -> AppError {
     AppError::new(ErrorKind::PayloadTooLarge, "the request body is too large")
 }
 
-/// A path id. A malformed id names no resource, so it is a 404 like an unknown one.
-pub struct IdPath(pub Uuid);
+/// A path id (`EventId`, `HoldId`, ...). A malformed id names no resource,
+/// so it is a 404 like an unknown one.
+pub struct IdPath<Id>(pub Id);
 
-impl<S: Send + Sync> FromRequestParts<S> for IdPath {
+impl<S: Send + Sync, Id: DeserializeOwned + Send> FromRequestParts<S> for IdPath<Id> {
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
-        match axum::extract::Path::<Uuid>::from_request_parts(parts, state).await {
+        match axum::extract::Path::<Id>::from_request_parts(parts, state).await {
             Ok(axum::extract::Path(id)) => Ok(Self(id)),
             Err(PathRejection::FailedToDeserializePathParams(_)) => Err(AppError::not_found()),
             Err(other) => Err(AppError::new(ErrorKind::BadRequest, other.body_text())),

@@ -7,7 +7,7 @@ use axum::Json;
 use frontrow_engine::sale::checkout::CheckoutRequest;
 use frontrow_engine::{Admission, Held};
 use frontrow_model::{
-    Booking, CheckoutAnswer, CheckoutView, ErrorKind, Hold, HoldStatus, HoldToken, IdempotencyKey, PaymentToken, SeatId, StandingPlaces, User,
+    Booking, BookingId, CheckoutAnswer, CheckoutId, CheckoutView, ErrorKind, EventId, Hold, HoldId, HoldStatus, HoldToken, IdempotencyKey, PaymentToken, SeatId, StandingPlaces, User,
 };
 use serde::Deserialize;
 use tower_sessions::Session;
@@ -64,7 +64,7 @@ fn admission_header(headers: &HeaderMap) -> ApiResult<Option<&str>> {
 
 /// The fan's admission to the event's waiting room, from the
 /// `X-Admission-Token` header (none without one).
-async fn admission(state: &AppState, session: &Session, user: &User, event_id: uuid::Uuid, headers: &HeaderMap) -> ApiResult<Option<Admission>> {
+async fn admission(state: &AppState, session: &Session, user: &User, event_id: EventId, headers: &HeaderMap) -> ApiResult<Option<Admission>> {
     Ok(frontrow_session::admission(session, &state.engine, event_id, user.user_id, admission_header(headers)?).await?)
 }
 
@@ -87,7 +87,7 @@ pub async fn create_hold(
     State(state): State<AppState>,
     session: Session,
     CurrentUser(user): CurrentUser,
-    IdPath(event_id): IdPath,
+    IdPath(event_id): IdPath<EventId>,
     headers: HeaderMap,
     ApiJson(body): ApiJson<HoldBody>,
 ) -> ApiResult<(StatusCode, Json<Hold>)> {
@@ -118,7 +118,7 @@ pub async fn hold_best(
     State(state): State<AppState>,
     session: Session,
     CurrentUser(user): CurrentUser,
-    IdPath(event_id): IdPath,
+    IdPath(event_id): IdPath<EventId>,
     headers: HeaderMap,
     ApiJson(body): ApiJson<BestAvailableBody>,
 ) -> ApiResult<(StatusCode, Json<Hold>)> {
@@ -144,7 +144,7 @@ pub async fn hold_places(
     State(state): State<AppState>,
     session: Session,
     CurrentUser(user): CurrentUser,
-    IdPath(event_id): IdPath,
+    IdPath(event_id): IdPath<EventId>,
     headers: HeaderMap,
     ApiJson(body): ApiJson<StandingPlaces>,
 ) -> ApiResult<(StatusCode, Json<Hold>)> {
@@ -157,7 +157,7 @@ pub async fn hold_places(
 
 #[utoipa::path(get, path = "/api/v1/holds/{hold_id}", params(("hold_id" = Uuid, Path)), security(("session" = [])),
     responses((status = 200, body = HoldStatus)))]
-pub async fn get_hold(State(state): State<AppState>, CurrentUser(user): CurrentUser, IdPath(hold_id): IdPath) -> ApiResult<Json<HoldStatus>> {
+pub async fn get_hold(State(state): State<AppState>, CurrentUser(user): CurrentUser, IdPath(hold_id): IdPath<HoldId>) -> ApiResult<Json<HoldStatus>> {
     Ok(Json(state.engine.hold_status(user.user_id, hold_id).await?))
 }
 
@@ -167,7 +167,7 @@ pub async fn get_hold(State(state): State<AppState>, CurrentUser(user): CurrentU
 pub async fn release_hold(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
-    IdPath(hold_id): IdPath,
+    IdPath(hold_id): IdPath<HoldId>,
     headers: HeaderMap,
 ) -> ApiResult<StatusCode> {
     let raw = headers.get("x-hold-token").ok_or_else(|| AppError::invalid("the X-Hold-Token header is required"))?;
@@ -187,7 +187,7 @@ pub async fn release_hold(
 pub async fn checkout(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
-    IdPath(hold_id): IdPath,
+    IdPath(hold_id): IdPath<HoldId>,
     KeyHeader(idempotency_key): KeyHeader,
     ApiJson(body): ApiJson<CheckoutBody>,
 ) -> ApiResult<Response> {
@@ -214,12 +214,12 @@ pub async fn checkout(
 
 #[utoipa::path(get, path = "/api/v1/checkouts/{checkout_id}", params(("checkout_id" = Uuid, Path)), security(("session" = [])),
     responses((status = 200, body = CheckoutView)))]
-pub async fn get_checkout(State(state): State<AppState>, CurrentUser(user): CurrentUser, IdPath(id): IdPath) -> ApiResult<Json<CheckoutView>> {
+pub async fn get_checkout(State(state): State<AppState>, CurrentUser(user): CurrentUser, IdPath(id): IdPath<CheckoutId>) -> ApiResult<Json<CheckoutView>> {
     Ok(Json(state.engine.checkout_view(user.user_id, id).await?))
 }
 
 #[utoipa::path(get, path = "/api/v1/bookings/{booking_id}", params(("booking_id" = Uuid, Path)), security(("session" = [])),
     responses((status = 200, body = Booking)))]
-pub async fn get_booking(State(state): State<AppState>, CurrentUser(user): CurrentUser, IdPath(id): IdPath) -> ApiResult<Json<Booking>> {
+pub async fn get_booking(State(state): State<AppState>, CurrentUser(user): CurrentUser, IdPath(id): IdPath<BookingId>) -> ApiResult<Json<Booking>> {
     Ok(Json(state.engine.booking_for(&user, id).await?))
 }

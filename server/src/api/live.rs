@@ -6,6 +6,7 @@ use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgr
 use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
+use frontrow_model::EventId;
 use frontrow_model::live::LiveFrame;
 use frontrow_engine::venue::live::{FeedMessage, LiveEvent, View};
 use serde::Deserialize;
@@ -35,6 +36,7 @@ pub struct LiveQuery {
     pub section: Option<String>,
     /// `overview`: every section's count of free places, as `counts`
     /// frames, instead of seats.
+    #[param(inline)]
     pub view: Option<LiveView>,
 }
 
@@ -53,7 +55,7 @@ pub enum LiveView {
               (status = 200, description = "no upgrade asked for: the first frame", body = LiveFrame)))]
 pub async fn live(
     State(state): State<AppState>,
-    IdPath(event_id): IdPath,
+    IdPath(event_id): IdPath<EventId>,
     ApiQuery(query): ApiQuery<LiveQuery>,
     client: ClientKey,
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,

@@ -5,9 +5,8 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use frontrow_model::live::QueueFrame;
-use frontrow_model::{QueueSettings, QueueState, QueueStats, QueueView, User};
+use frontrow_model::{EventId, QueueSettings, QueueState, QueueStats, QueueView, User, UserId};
 use tower_sessions::Session;
-use uuid::Uuid;
 
 use super::error::{AppError, ApiResult};
 use super::extract::{socket_slot, ApiJson, ClientKey, CurrentUser, IdPath, StaffUser};
@@ -22,7 +21,7 @@ pub fn limit_fan(state: &AppState, user: &User) -> ApiResult<()> {
 
 /// The per-fan check itself; the app's server functions draw on the same
 /// limiter (see `startup`), so a fan has one allowance however they ask.
-pub fn check_fan(limiter: Option<&crate::state::FanRateLimiter>, fan: Uuid) -> ApiResult<()> {
+pub fn check_fan(limiter: Option<&crate::state::FanRateLimiter>, fan: UserId) -> ApiResult<()> {
     if let Some(limiter) = limiter {
         if let Err(not_until) = limiter.check_key(&fan) {
             use governor::clock::{Clock, DefaultClock};
@@ -39,7 +38,7 @@ pub async fn join(
     State(state): State<AppState>,
     session: Session,
     CurrentUser(user): CurrentUser,
-    IdPath(event_id): IdPath,
+    IdPath(event_id): IdPath<EventId>,
 ) -> ApiResult<(StatusCode, Json<QueueView>)> {
     limit_fan(&state, &user)?;
     let token = state.engine.join_queue(event_id, user.user_id).await?;
@@ -57,13 +56,13 @@ pub async fn status(
     Path((event_id, queue_token)): Path<(String, String)>,
 ) -> ApiResult<Json<QueueView>> {
     limit_fan(&state, &user)?;
-    let event_id: Uuid = event_id.parse().map_err(|_| AppError::not_found())?;
+    let event_id: EventId = event_id.parse().map_err(|_| AppError::not_found())?;
     Ok(Json(frontrow_session::queue_view(&session, &state.engine, &user, event_id, &queue_token).await?))
 }
 
 #[utoipa::path(get, path = "/api/v1/admin/events/{event_id}/waiting-room", params(("event_id" = Uuid, Path)), security(("session" = [])),
     responses((status = 200, body = QueueStats)))]
-pub async fn stats(State(state): State<AppState>, StaffUser(_): StaffUser, IdPath(event_id): IdPath) -> ApiResult<Json<QueueStats>> {
+pub async fn stats(State(state): State<AppState>, StaffUser(_): StaffUser, IdPath(event_id): IdPath<EventId>) -> ApiResult<Json<QueueStats>> {
     Ok(Json(state.engine.queue_stats(event_id).await?))
 }
 
@@ -72,7 +71,7 @@ pub async fn stats(State(state): State<AppState>, StaffUser(_): StaffUser, IdPat
 pub async fn configure(
     State(state): State<AppState>,
     StaffUser(staff): StaffUser,
-    IdPath(event_id): IdPath,
+    IdPath(event_id): IdPath<EventId>,
     ApiJson(settings): ApiJson<QueueSettings>,
 ) -> ApiResult<Json<QueueStats>> {
     Ok(Json(state.engine.configure_queue(&staff, event_id, &settings).await?))
@@ -92,7 +91,7 @@ pub async fn live(
     client: ClientKey,
     upgrade: axum::extract::ws::WebSocketUpgrade,
 ) -> ApiResult<axum::response::Response> {
-    let event_id: Uuid = event_id.parse().map_err(|_| AppError::not_found())?;
+    let event_id: EventId = event_id.parse().map_err(|_| AppError::not_found())?;
     // Unknown tokens, and other fans' tokens, are refused before the
     // upgrade; these two reads are all a socket costs.
     if state.engine.queue_owner(event_id, &queue_token).await? != user.user_id {
@@ -125,7 +124,7 @@ fn frame_for(ticket: Option<i64>, round: &frontrow_engine::queue::QueueRound) ->
 async fn push_positions(
     mut socket: axum::extract::ws::WebSocket,
     state: AppState,
-    event_id: Uuid,
+    event_id: EventId,
     queue_token: String,
     mut ticket: Option<i64>,
     mut rounds: tokio::sync::broadcast::Receiver<frontrow_engine::queue::QueueRound>,

@@ -322,6 +322,29 @@ async fn the_openapi_document_describes_the_api() {
     assert!(paths["/api/v1/events/{event_id}/holds"]["post"].is_object());
     assert!(paths["/api/v1/holds/{hold_id}/checkout"]["post"].is_object());
     assert!(paths["/api/v1/holds/{hold_id}"]["delete"].is_object());
+
+    // Every schema named (the typed ids among them) is in the document.
+    fn refs<'a>(value: &'a serde_json::Value, found: &mut Vec<&'a str>) {
+        match value {
+            serde_json::Value::Object(map) => {
+                if let Some(target) = map.get("$ref").and_then(|r| r.as_str()) {
+                    found.push(target);
+                }
+                map.values().for_each(|v| refs(v, found));
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|v| refs(v, found)),
+            _ => {}
+        }
+    }
+    let mut found = Vec::new();
+    refs(doc, &mut found);
+    let schemas = doc["components"]["schemas"].as_object().expect("component schemas");
+    for target in &found {
+        let name = target.strip_prefix("#/components/schemas/").unwrap_or_else(|| panic!("a reference outside the schemas: {target}"));
+        assert!(schemas.contains_key(name), "{target} is referred to but not in the document");
+    }
+    assert!(schemas.contains_key("EventId"), "the typed ids are schemas: {:?}", schemas.keys().collect::<Vec<_>>());
+    assert_eq!(schemas["EventId"]["format"], "uuid");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -449,7 +449,7 @@ async fn failover_the_primary_dies_mid_sale_and_nothing_acknowledged_is_lost() {
         .await
         .expect("tickets");
     assert_eq!(tickets as usize, sold.len(), "a booked seat without its ticket");
-    let report = frontrow_server::startup::engine(&test_settings(), pool.clone()).expect("engine").audit(Some(event)).await.expect("audit");
+    let report = frontrow_server::startup::engine(&test_settings(), pool.clone()).expect("engine").audit(Some(event.into())).await.expect("audit");
     assert!(report.violations().is_empty(), "audit after the failover: {:?}", report.violations());
 
     // Every checkout key has one answer: asked again, it answers the same.

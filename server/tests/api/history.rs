@@ -275,7 +275,7 @@ async fn a_history_under_faults_agrees_with_the_final_state() {
     }
     // Payments in doubt are settled by reconciliation; wait for a clean audit.
     let report = eventually(90, "reconciliation to settle every payment", || async {
-        let report = engine.audit(Some(event)).await.ok()?;
+        let report = engine.audit(Some(event.into())).await.ok()?;
         report.violations().is_empty().then_some(report)
     })
     .await;

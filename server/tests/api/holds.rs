@@ -383,7 +383,7 @@ async fn the_board_and_the_database_tag_a_holder_alike() {
         .map(|s| s.parse::<uuid::Uuid>().expect("uuid")));
     for id in ids {
         let tag: i32 = sqlx::query_scalar("SELECT holder_tag($1)").bind(id).fetch_one(&app.pool).await.expect("holder_tag");
-        assert_eq!(tag, frontrow_engine::venue::live::holder_tag(id), "{id}");
+        assert_eq!(tag, frontrow_engine::venue::live::holder_tag(id.into()), "{id}");
     }
 }
 

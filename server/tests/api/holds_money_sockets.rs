@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use frontrow_model::UserId;
 use futures::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
@@ -189,7 +190,7 @@ async fn silent_live_readers_are_pinged_and_closed_and_answering_ones_stay() {
 }
 
 /// A session cookie for `user_id`, written straight to the session store.
-pub(crate) async fn session_cookie(app: &TestApp, user_id: Uuid) -> String {
+pub(crate) async fn session_cookie(app: &TestApp, user_id: UserId) -> String {
     let user = app.engine.user(user_id).await.expect("user read").expect("user exists");
     let store = tower_sessions_sqlx_store::PostgresStore::new(app.pool.clone());
     let id = frontrow_session::create_signed_in(&store, &user, tower_sessions::cookie::time::Duration::hours(1)).await.expect("session");
@@ -230,8 +231,8 @@ async fn a_queue_socket_is_only_for_the_fan_whose_ticket_it_is() {
         .fetch_one(&app.pool)
         .await
         .unwrap();
-    let token = app.engine.join_queue(event, owner).await.expect("join");
-    let (owner_cookie, other_cookie) = (session_cookie(&app, owner).await, session_cookie(&app, other).await);
+    let token = app.engine.join_queue(event.into(), owner.into()).await.expect("join");
+    let (owner_cookie, other_cookie) = (session_cookie(&app, owner.into()).await, session_cookie(&app, other.into()).await);
     assert_eq!(refused_with(queue_socket(&app, event, &token, None).await), 401, "signed out");
     assert_eq!(refused_with(queue_socket(&app, event, &token, Some(&other_cookie)).await), 403, "another fan's ticket");
     assert_eq!(refused_with(queue_socket(&app, event, &"0".repeat(64), Some(&other_cookie)).await), 404, "no such ticket");

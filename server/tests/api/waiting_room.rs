@@ -1,14 +1,14 @@
 //! The waiting room: joins under a burst, the opening draw, metered
 //! admission, admission tokens, and one admitting instance at a time.
 
-
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
+
+use frontrow_model::{HoldToken, QueueState, SeatId, UserId};
 
 use crate::common::*;
 use futures::StreamExt;
 use frontrow_engine::queue;
-use frontrow_model::{HoldToken, QueueState, SeatId};
 use serde_json::json;
 use sqlx::PgPool;
 use uuid::Uuid;
@@ -36,7 +36,7 @@ pub(crate) async fn room_event(app: &TestApp, seats: usize, opens_in_secs: i64) 
 
 /// Fans inserted straight into the users table (joins through the engine
 /// need no session, and hashing 10,000 passwords would dominate the test).
-async fn bulk_fans(pool: &PgPool, n: i64) -> Vec<Uuid> {
+async fn bulk_fans(pool: &PgPool, n: i64) -> Vec<UserId> {
     sqlx::query_scalar(
         "INSERT INTO users (user_id, email, name, password_hash)
          SELECT gen_random_uuid(), 'bulk-' || gen_random_uuid() || '@example.test', 'Fan', 'x' FROM generate_series(1, $1)
@@ -51,21 +51,21 @@ async fn bulk_fans(pool: &PgPool, n: i64) -> Vec<Uuid> {
 /// An admission round now, without waiting out the one-second spacing.
 async fn round(app: &TestApp, event_id: Uuid) -> queue::TickOutcome {
     sqlx::query("UPDATE queues SET last_tick_at = NULL WHERE event_id = $1").bind(event_id).execute(&app.pool).await.expect("reset");
-    app.engine.admission_round(event_id, Uuid::nil()).await.expect("tick").expect("a round")
+    app.engine.admission_round(event_id.into(), Uuid::nil()).await.expect("tick").expect("a round")
 }
 
 /// The fan's admission, as their page would prove it: the signed token the
 /// queue hands an admitted fan, checked by the engine.
-async fn admission(app: &TestApp, event_id: Uuid, fan: Uuid) -> frontrow_engine::Admission {
+async fn admission(app: &TestApp, event_id: Uuid, fan: UserId) -> frontrow_engine::Admission {
     let token: String = sqlx::query_scalar("SELECT queue_token FROM queue_entries WHERE event_id = $1 AND user_id = $2")
         .bind(event_id)
         .bind(fan)
         .fetch_one(&app.pool)
         .await
         .expect("queue token");
-    let (_, view) = app.engine.queue_status(event_id, &token, "binding").await.expect("status");
+    let (_, view) = app.engine.queue_status(event_id.into(), &token, "binding").await.expect("status");
     let signed = view.admission_token.expect("an admitted fan gets a token");
-    app.engine.admission(&signed, event_id, fan, "binding").expect("the token verifies")
+    app.engine.admission(&signed, event_id.into(), fan, "binding").expect("the token verifies")
 }
 
 async fn tickets(pool: &PgPool, event_id: Uuid) -> Vec<(Uuid, Option<i64>)> {
@@ -94,7 +94,7 @@ async fn ten_thousand_joins_get_unique_contiguous_places_and_are_admitted_in_ord
     // As many at once as a burst of HTTP requests would be.
     let joins = futures::stream::iter(fans.iter().map(|&fan| {
         let engine = app.engine.clone();
-        async move { engine.join_queue(event_id, fan).await }
+        async move { engine.join_queue(event_id.into(), fan).await }
     }))
     .buffer_unordered(2000);
     let answers: Vec<_> = joins.collect().await;
@@ -109,7 +109,7 @@ async fn ten_thousand_joins_get_unique_contiguous_places_and_are_admitted_in_ord
     assert_eq!(numbers, (1..=10_000).collect::<Vec<_>>(), "unique and contiguous");
 
     // Joining again keeps the place.
-    let again = app.engine.join_queue(event_id, fans[17]).await.expect("rejoin");
+    let again = app.engine.join_queue(event_id.into(), fans[17]).await.expect("rejoin");
     let first: String = sqlx::query_scalar("SELECT queue_token FROM queue_entries WHERE event_id = $1 AND user_id = $2")
         .bind(event_id)
         .bind(fans[17])
@@ -148,7 +148,7 @@ async fn the_pre_queue_is_drawn_once_at_the_opening() {
     let event_id = room_event(&app, 50, 3600).await;
     let fans = bulk_fans(&app.pool, 500).await;
     for &fan in &fans {
-        app.engine.join_queue(event_id, fan).await.expect("join");
+        app.engine.join_queue(event_id.into(), fan).await.expect("join");
     }
     assert!(tickets(&app.pool, event_id).await.iter().all(|(_, t)| t.is_none()), "no places before the draw");
     let token: String = sqlx::query_scalar("SELECT queue_token FROM queue_entries WHERE event_id = $1 LIMIT 1")
@@ -156,7 +156,7 @@ async fn the_pre_queue_is_drawn_once_at_the_opening() {
         .fetch_one(&app.pool)
         .await
         .expect("token");
-    let (_, view) = app.engine.queue_status(event_id, &token, "b").await.expect("status");
+    let (_, view) = app.engine.queue_status(event_id.into(), &token, "b").await.expect("status");
     assert!(view.draw_pending);
     assert_eq!(view.position, 500);
     // Before the opening a round admits nobody and draws nothing.
@@ -174,7 +174,7 @@ async fn the_pre_queue_is_drawn_once_at_the_opening() {
     round(&app, event_id).await;
     assert_eq!(tickets(&app.pool, event_id).await, drawn, "drawn once: later rounds keep the order");
     let late = bulk_fans(&app.pool, 1).await[0];
-    app.engine.join_queue(event_id, late).await.expect("join");
+    app.engine.join_queue(event_id.into(), late).await.expect("join");
     let late_ticket: Option<i64> = sqlx::query_scalar("SELECT ticket FROM queue_entries WHERE event_id = $1 AND user_id = $2")
         .bind(event_id)
         .bind(late)
@@ -191,7 +191,7 @@ async fn admission_follows_remaining_seats_stops_at_zero_and_resumes() {
     let event_id = room_event(&app, 20, -60).await;
     let fans = bulk_fans(&app.pool, 100).await;
     for &fan in &fans {
-        app.engine.join_queue(event_id, fan).await.expect("join");
+        app.engine.join_queue(event_id.into(), fan).await.expect("join");
     }
     let r = round(&app, event_id).await;
     assert_eq!((r.remaining, r.target, r.admitted), (20, 30, 30));
@@ -202,7 +202,7 @@ async fn admission_follows_remaining_seats_stops_at_zero_and_resumes() {
     for (i, seat) in seat_ids.iter().enumerate() {
         let admitted = admission(&app, event_id, fans[i]).await;
         let seat = SeatId::parse(seat.as_str()).expect("seat id");
-        holds.push((fans[i], app.engine.hold(fans[i], event_id, &[seat], Some(&admitted), None).await.expect("hold").hold));
+        holds.push((fans[i], app.engine.hold(fans[i], event_id.into(), &[seat], Some(&admitted), None).await.expect("hold").hold));
     }
     sqlx::query("UPDATE queue_entries SET admission_expires_at = now() - interval '1 second' WHERE event_id = $1 AND ticket BETWEEN 11 AND 30")
         .bind(event_id)
@@ -219,7 +219,7 @@ async fn admission_follows_remaining_seats_stops_at_zero_and_resumes() {
         let fan = if k < 5 { fans[30 + k] } else { fans[k - 5] };
         let admitted = admission(&app, event_id, fan).await;
         let seat = SeatId::parse(seat).expect("seat id");
-        holds.push((fan, app.engine.hold(fan, event_id, &[seat], Some(&admitted), None).await.expect("hold").hold));
+        holds.push((fan, app.engine.hold(fan, event_id.into(), &[seat], Some(&admitted), None).await.expect("hold").hold));
     }
     let r = round(&app, event_id).await;
     assert_eq!((r.remaining, r.admitted), (0, 0));
@@ -229,7 +229,7 @@ async fn admission_follows_remaining_seats_stops_at_zero_and_resumes() {
         .await
         .expect("token");
     let view = eventually(5, "sold out on the board", || async {
-        let (_, view) = app.engine.queue_status(event_id, &waiting, "b").await.expect("status");
+        let (_, view) = app.engine.queue_status(event_id.into(), &waiting, "b").await.expect("status");
         (view.state == QueueState::SoldOut).then_some(view)
     })
     .await;
@@ -333,7 +333,7 @@ async fn one_instance_admits_per_round_and_another_takes_over() {
     let event_id = room_event(&a, 1000, -60).await;
     let fans = bulk_fans(&a.pool, 20).await;
     for &fan in &fans {
-        a.engine.join_queue(event_id, fan).await.expect("join");
+        a.engine.join_queue(event_id.into(), fan).await.expect("join");
     }
     tokio::time::sleep(Duration::from_millis(3500)).await;
     let rounds: Vec<(Uuid, f64)> = sqlx::query_as(
@@ -403,7 +403,7 @@ async fn staff_see_the_queue_and_change_its_controls() {
     let staff = app.staff().await;
     let path = format!("/api/v1/admin/events/{event_id}/waiting-room");
     for fan in bulk_fans(&app.pool, 30).await {
-        app.engine.join_queue(event_id, fan).await.expect("join");
+        app.engine.join_queue(event_id.into(), fan).await.expect("join");
     }
     round(&app, event_id).await;
     let s = staff.get(&path).await;
@@ -437,7 +437,7 @@ async fn positions_reach_waiting_fans_right_after_each_round() {
     let fans = bulk_fans(&app.pool, 300).await;
     let mut sockets = Vec::new();
     for &fan in &fans {
-        let token = app.engine.join_queue(event_id, fan).await.expect("join");
+        let token = app.engine.join_queue(event_id.into(), fan).await.expect("join");
         // The fan's own socket: signed in as the ticket's owner.
         let cookie = crate::holds_money_sockets::session_cookie(&app, fan).await;
         let socket = crate::holds_money_sockets::queue_socket(&app, event_id, &token, Some(&cookie)).await.expect("socket");
@@ -515,7 +515,7 @@ async fn waiting_sockets_cost_no_query_per_round_and_one_read_at_the_draw() {
     let fans = bulk_fans(&app.pool, 200).await;
     let mut sockets = Vec::new();
     for &fan in &fans {
-        let token = app.engine.join_queue(event_id, fan).await.expect("join");
+        let token = app.engine.join_queue(event_id.into(), fan).await.expect("join");
         let cookie = crate::holds_money_sockets::session_cookie(&app, fan).await;
         sockets.push(crate::holds_money_sockets::queue_socket(&app, event_id, &token, Some(&cookie)).await.expect("socket"));
     }
@@ -555,7 +555,7 @@ async fn a_queue_token_holds_few_sockets_and_an_address_a_bounded_number() {
     .await;
     let event_id = room_event(&app, 10, 3600).await;
     let fans = bulk_fans(&app.pool, 2).await;
-    let token = app.engine.join_queue(event_id, fans[0]).await.expect("join");
+    let token = app.engine.join_queue(event_id.into(), fans[0]).await.expect("join");
     let cookie = crate::holds_money_sockets::session_cookie(&app, fans[0]).await;
     let mut open = Vec::new();
     for _ in 0..4 {
@@ -682,7 +682,7 @@ async fn only_fans_shopping_now_count_against_the_target() {
     sqlx::query("UPDATE events SET max_active = 4 WHERE event_id = $1").bind(event_id).execute(&app.pool).await.expect("cap");
     let fans = bulk_fans(&app.pool, 20).await;
     for &fan in &fans {
-        app.engine.join_queue(event_id, fan).await.expect("join");
+        app.engine.join_queue(event_id.into(), fan).await.expect("join");
     }
     let r = round(&app, event_id).await;
     assert_eq!((r.active, r.target, r.admitted), (0, 4, 4));
@@ -695,7 +695,7 @@ async fn only_fans_shopping_now_count_against_the_target() {
         async move {
             let admitted = admission(app, event_id, fan).await;
             let seat = SeatId::parse(seat).expect("seat id");
-            app.engine.hold(fan, event_id, &[seat], Some(&admitted), None).await.expect("hold").hold
+            app.engine.hold(fan, event_id.into(), &[seat], Some(&admitted), None).await.expect("hold").hold
         }
     };
     // The first releases what they held.
@@ -723,7 +723,7 @@ async fn only_fans_shopping_now_count_against_the_target() {
 
     let r = round(&app, event_id).await;
     assert_eq!((r.active, r.admitted), (1, 3), "three slots freed at once, one fan still shopping");
-    let stats = app.engine.queue_stats(event_id).await.expect("stats");
+    let stats = app.engine.queue_stats(event_id.into()).await.expect("stats");
     assert_eq!(stats.active_shoppers, 4, "staff see the same count: the holder and the three just let in");
     assert_eq!(admitted_tickets(&app.pool, event_id).await, (1..=7).collect::<Vec<i64>>(), "in ticket order");
 

@@ -1,7 +1,6 @@
-use frontrow_model::EventStats;
+use frontrow_model::{EventId, EventStats};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use uuid::Uuid;
 
 use crate::admin::actions::load_event_stats;
 use crate::charts::bars;
@@ -11,7 +10,7 @@ use crate::format::money;
 /// An event's figures, refreshed every two seconds while the page is open.
 #[cfg_attr(any(feature = "ssr", feature = "staff"), island)]
 #[cfg_attr(not(any(feature = "ssr", feature = "staff")), component)]
-pub fn LiveDashboard(event_id: Uuid, stats: EventStats) -> impl IntoView {
+pub fn LiveDashboard(event_id: EventId, stats: EventStats) -> impl IntoView {
     let stats = RwSignal::new(stats);
     let refreshed = RwSignal::new(false);
     Effect::new(move |_| {

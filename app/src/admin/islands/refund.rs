@@ -1,7 +1,6 @@
-use frontrow_model::{IdempotencyKey, Ticket, TicketState};
+use frontrow_model::{BookingId, IdempotencyKey, Ticket, TicketId, TicketState};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use uuid::Uuid;
 
 use crate::admin::actions::refund;
 use crate::client::browser::random_key;
@@ -10,9 +9,9 @@ use crate::format::money;
 /// A booking's tickets with the refund controls: some tickets, or all.
 #[cfg_attr(any(feature = "ssr", feature = "staff"), island)]
 #[cfg_attr(not(any(feature = "ssr", feature = "staff")), component)]
-pub fn RefundPanel(booking_id: Uuid, tickets: Vec<(Ticket, String)>) -> impl IntoView {
+pub fn RefundPanel(booking_id: BookingId, tickets: Vec<(Ticket, String)>) -> impl IntoView {
     let states = RwSignal::new(tickets.iter().map(|(t, _)| (t.ticket_id, t.state)).collect::<Vec<_>>());
-    let chosen = RwSignal::new(Vec::<Uuid>::new());
+    let chosen = RwSignal::new(Vec::<TicketId>::new());
     let reason = RwSignal::new(String::new());
     let busy = RwSignal::new(false);
     let ready = RwSignal::new(false);
@@ -22,8 +21,8 @@ pub fn RefundPanel(booking_id: Uuid, tickets: Vec<(Ticket, String)>) -> impl Int
     let key = StoredValue::new(None::<String>);
     Effect::new(move |_| ready.set(true));
 
-    let state_of = move |id: Uuid| states.with(|s| s.iter().find(|(t, _)| *t == id).map(|(_, st)| *st));
-    let send = move |ticket_ids: Option<Vec<Uuid>>| {
+    let state_of = move |id: TicketId| states.with(|s| s.iter().find(|(t, _)| *t == id).map(|(_, st)| *st));
+    let send = move |ticket_ids: Option<Vec<TicketId>>| {
         let k = key.get_value().unwrap_or_else(random_key);
         key.set_value(Some(k.clone()));
         let Ok(k) = IdempotencyKey::parse(k) else { return };

@@ -1,7 +1,6 @@
-use frontrow_model::{CheckinResult, ErrorKind};
+use frontrow_model::{CheckinResult, ErrorKind, EventId};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use uuid::Uuid;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -94,7 +93,7 @@ fn start_camera(found: impl Fn(String) + Clone + 'static, camera: RwSignal<&'sta
 /// checked-in count.
 #[cfg_attr(any(feature = "ssr", feature = "staff"), island)]
 #[cfg_attr(not(any(feature = "ssr", feature = "staff")), component)]
-pub fn Scanner(events: Vec<(Uuid, String)>) -> impl IntoView {
+pub fn Scanner(events: Vec<(EventId, String)>) -> impl IntoView {
     let event = RwSignal::new(events.first().map(|e| e.0));
     let code = RwSignal::new(String::new());
     let result = RwSignal::new(None::<Verdict>);

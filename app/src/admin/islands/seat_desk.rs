@@ -1,7 +1,6 @@
-use frontrow_model::{AppError, Booking, CounterPayment, ErrorKind, IdempotencyKey, PaymentToken, SeatId, StandingPlaces, TierPrice};
+use frontrow_model::{AppError, Booking, CounterPayment, ErrorKind, EventId, IdempotencyKey, PaymentToken, SeatId, StandingPlaces, TierPrice};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use uuid::Uuid;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{Element, MouseEvent};
@@ -60,7 +59,7 @@ fn ids(picks: &[Picked]) -> Vec<SeatId> {
 /// unblock, release a stuck hold, or sell them at the counter.
 #[cfg_attr(any(feature = "ssr", feature = "staff"), island)]
 #[cfg_attr(not(any(feature = "ssr", feature = "staff")), component)]
-pub fn SeatDesk(event_id: Uuid, tiers: Vec<TierPrice>, standing: Option<String>) -> impl IntoView {
+pub fn SeatDesk(event_id: EventId, tiers: Vec<TierPrice>, standing: Option<String>) -> impl IntoView {
     let selected = RwSignal::new(Vec::<Picked>::new());
     let message = RwSignal::new(None::<(&'static str, String)>);
     let busy = RwSignal::new(false);

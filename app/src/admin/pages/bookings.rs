@@ -1,12 +1,11 @@
 //! Finding bookings (by booking id, email or seat) and one booking: refund
 //! it whole or ticket by ticket, print or re-send its tickets.
 
-use frontrow_model::{AppError, Booking, Event, StaffBookingLine, StaffEventLine};
+use frontrow_model::{AppError, Booking, Event, EventId, StaffBookingLine, StaffEventLine};
 use leptos::prelude::*;
 use leptos::server_fn::ServerFn;
 use leptos_router::hooks::use_query_map;
 use serde::{Deserialize, Serialize};
-use uuid::Uuid;
 
 use super::param;
 use crate::admin::actions::ResendTickets;
@@ -24,7 +23,7 @@ pub struct BookingsData {
 pub async fn load_bookings(event_id: Option<String>, q: Option<String>) -> Result<BookingsData, AppError> {
     let (engine, user) = crate::server::staff().await?;
     let event_id = match event_id.filter(|e| !e.is_empty()) {
-        Some(e) => Some(e.parse::<Uuid>().map_err(|_| AppError::invalid("no such event"))?),
+        Some(e) => Some(e.parse::<EventId>().map_err(|_| AppError::invalid("no such event"))?),
         None => None,
     };
     Ok(BookingsData { events: engine.staff_events().await?, found: engine.find_bookings(&user, event_id, q.as_deref()).await? })
@@ -53,7 +52,7 @@ pub fn StaffBookingsPage() -> impl IntoView {
 
 #[component]
 fn Bookings(data: BookingsData, event_id: Option<String>, q: Option<String>) -> impl IntoView {
-    let names: std::collections::HashMap<Uuid, String> = data.events.iter().map(|e| (e.event_id, e.name.clone())).collect();
+    let names: std::collections::HashMap<EventId, String> = data.events.iter().map(|e| (e.event_id, e.name.clone())).collect();
     let chosen = event_id.unwrap_or_default();
     view! {
         <form class="filters" method="get" role="search">
@@ -103,7 +102,7 @@ pub struct BookingData {
 #[server(prefix = "/_app")]
 pub async fn load_staff_booking(booking_id: String) -> Result<BookingData, AppError> {
     // A malformed id names nothing, whoever asks.
-    let id: Uuid = booking_id.parse().map_err(|_| AppError::not_found())?;
+    let id: frontrow_model::BookingId = booking_id.parse().map_err(|_| AppError::not_found())?;
     let (engine, user) = crate::server::staff().await?;
     let booking = engine.booking_for(&user, id).await?;
     let board = engine.board().snapshot(booking.event_id).await?;

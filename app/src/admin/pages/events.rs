@@ -1,7 +1,7 @@
 //! The staff home (events with live figures, what needs attention), a new
 //! event, and one event's settings, waiting room and cancellation.
 
-use frontrow_model::{AppError, AttentionState, AuditReport, Event, Layout, PaymentAttention, QueueStats, StaffEventLine};
+use frontrow_model::{AppError, AttentionState, AuditReport, Event, EventId, Layout, PaymentAttention, QueueStats, StaffEventLine};
 use leptos::prelude::*;
 use leptos::server_fn::ServerFn;
 use serde::{Deserialize, Serialize};
@@ -159,7 +159,7 @@ pub struct StaffEvent {
 #[server(prefix = "/_app")]
 pub async fn load_staff_event(event_id: String) -> Result<StaffEvent, AppError> {
     // A malformed id names nothing, whoever asks.
-    let id: uuid::Uuid = event_id.parse().map_err(|_| AppError::not_found())?;
+    let id: EventId = event_id.parse().map_err(|_| AppError::not_found())?;
     let (engine, _) = crate::server::staff().await?;
     let event = engine.event(id).await?;
     let line = engine.staff_events().await?.into_iter().find(|e| e.event_id == id).ok_or_else(AppError::not_found)?;
@@ -259,7 +259,7 @@ fn EventSettings(data: StaffEvent) -> impl IntoView {
 /// The waiting room's controls live on the event's page now.
 #[component]
 pub fn WaitingRoomRedirect() -> impl IntoView {
-    let Ok(id) = param("id").parse::<uuid::Uuid>() else { return view! { <crate::pages::NotFound/> }.into_any() };
+    let Ok(id) = param("id").parse::<EventId>() else { return view! { <crate::pages::NotFound/> }.into_any() };
     let to = format!("/admin/events/{id}#waiting-room");
     redirect(&to);
     view! { <p><a href=to>"The waiting room's controls"</a></p> }.into_any()

@@ -18,7 +18,7 @@ pub struct DashboardData {
 #[server(prefix = "/_app")]
 pub async fn load_dashboard(event_id: String) -> Result<DashboardData, AppError> {
     // A malformed id names nothing, whoever asks.
-    let id: uuid::Uuid = event_id.parse().map_err(|_| AppError::not_found())?;
+    let id: frontrow_model::EventId = event_id.parse().map_err(|_| AppError::not_found())?;
     let (engine, user) = crate::server::staff().await?;
     Ok(DashboardData { event: engine.event(id).await?, stats: engine.event_stats(&user, id).await? })
 }
@@ -61,7 +61,7 @@ pub struct AuditData {
 #[server(prefix = "/_app")]
 pub async fn load_audit(event_id: String, seat_id: Option<String>, kind: Option<String>, since: Option<String>) -> Result<AuditData, AppError> {
     // A malformed id names nothing, whoever asks.
-    let id: uuid::Uuid = event_id.parse().map_err(|_| AppError::not_found())?;
+    let id: frontrow_model::EventId = event_id.parse().map_err(|_| AppError::not_found())?;
     let (engine, _) = crate::server::staff().await?;
     let since = match since.as_deref().filter(|s| !s.is_empty()) {
         Some(s) => Some(

@@ -29,7 +29,7 @@ pub struct DeskData {
 pub async fn load_seat_desk(event_id: String, section: Option<String>) -> Result<DeskData, AppError> {
     use crate::seatmap::{draw_with, Audience, MapSettings, MapView};
     // A malformed id names nothing, whoever asks.
-    let id: uuid::Uuid = event_id.parse().map_err(|_| AppError::not_found())?;
+    let id: frontrow_model::EventId = event_id.parse().map_err(|_| AppError::not_found())?;
     let (engine, _) = crate::server::staff().await?;
     let board = engine.board().snapshot(id).await?;
     let layout = &board.layout;

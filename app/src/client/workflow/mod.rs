@@ -9,10 +9,9 @@ mod pay;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use frontrow_model::{AppError, ErrorKind, Hold, HoldToken, IdempotencyKey, SeatId, SeatStatus, StandingPlaces};
+use frontrow_model::{AppError, ErrorKind, EventId, Hold, HoldToken, IdempotencyKey, SeatId, SeatStatus, StandingPlaces};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use uuid::Uuid;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{KeyboardEvent, MouseEvent};
@@ -64,7 +63,7 @@ pub struct Suggestion {
 /// `Copy` and moves freely into handlers.
 #[derive(Clone, Copy)]
 pub struct Picker {
-    event_id: StoredValue<Uuid>,
+    event_id: StoredValue<EventId>,
     tiers: StoredValue<Vec<TierPrice>>,
     pub max_seats: i32,
     hold_ttl_ms: i64,

@@ -1,10 +1,9 @@
 //! Paying for the hold: with an idempotency key kept per hold and card, so
 //! a double click or a reload gets the first answer.
 
-use frontrow_model::{CheckoutAnswer, ErrorKind, HoldToken, IdempotencyKey, PaymentToken};
+use frontrow_model::{CheckoutAnswer, ErrorKind, HoldId, HoldToken, IdempotencyKey, PaymentToken};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use uuid::Uuid;
 
 use super::Picker;
 use crate::actions;
@@ -57,14 +56,14 @@ impl Picker {
     }
 }
 
-pub(super) fn checkout_key(hold_id: Uuid) -> String {
+pub(super) fn checkout_key(hold_id: HoldId) -> String {
     format!("frontrow.checkout.{hold_id}")
 }
 
 /// The idempotency key for paying this hold with this card: reused on a
 /// double click or after a reload (the server then answers the first
 /// request's outcome), fresh after a decline or a change of card.
-fn idempotency_key(hold_id: Uuid, card: &str) -> String {
+fn idempotency_key(hold_id: HoldId, card: &str) -> String {
     let storage = session_storage();
     let stored = storage.as_ref().and_then(|s| s.get_item(&checkout_key(hold_id)).ok().flatten());
     if let Some((stored_card, key)) = stored.as_deref().and_then(|s| s.split_once(':')) {

@@ -3,6 +3,7 @@
 //! the request's fingerprint, a lease while a request works on it, and the
 //! answer to replay once there is one.
 
+use frontrow_model::{CheckoutId, EventId, HoldId, UserId};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
@@ -17,13 +18,13 @@ pub(crate) enum Claimed {
     InUse,
     /// Its request died before answering; this one took over its lease and
     /// carries on from where it stopped.
-    TakenOver(Uuid),
+    TakenOver(CheckoutId),
 }
 
 /// One keyed request: who, with which key, and the fingerprint that tells
 /// a retry from a different request under the same key.
 pub(crate) struct KeyedRequest<'a> {
-    pub user_id: Uuid,
+    pub user_id: UserId,
     pub key: &'a str,
     pub request_hash: &'a str,
 }
@@ -31,23 +32,24 @@ pub(crate) struct KeyedRequest<'a> {
 impl KeyedRequest<'_> {
     /// Claims the key for a new request on `hold_id`; `None` if the key is
     /// already claimed (see [`Self::existing`]).
-    pub async fn claim(&self, conn: &mut PgConnection, engine: &Engine, hold_id: Uuid, event_id: Uuid) -> Result<Option<Uuid>> {
+    pub async fn claim(&self, conn: &mut PgConnection, engine: &Engine, hold_id: HoldId, event_id: EventId) -> Result<Option<CheckoutId>> {
         Ok(sqlx::query_scalar!(
             r#"INSERT INTO checkouts (checkout_id, user_id, idempotency_key, request_hash, hold_id, event_id, lease_until, lease_owner)
                VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7), $8)
                ON CONFLICT (user_id, idempotency_key) DO NOTHING
                RETURNING checkout_id"#,
             Uuid::new_v4(),
-            self.user_id,
+            self.user_id.as_uuid(),
             self.key,
             self.request_hash,
-            hold_id,
-            event_id,
+            hold_id.as_uuid(),
+            event_id.as_uuid(),
             engine.settings().checkout_lease.as_secs_f64(),
             engine.settings().instance_id,
         )
         .fetch_optional(conn)
-        .await?)
+        .await?
+        .map(CheckoutId::from))
     }
 
     /// The key's claim as this request finds it (`None`: not claimed). The
@@ -56,7 +58,7 @@ impl KeyedRequest<'_> {
         let Some(found) = sqlx::query!(
             r#"SELECT checkout_id, request_hash, response_body, NOT lease_lapsed(lease_until, lease_owner) AS "leased!"
                FROM checkouts WHERE user_id = $1 AND idempotency_key = $2"#,
-            self.user_id,
+            self.user_id.as_uuid(),
             self.key
         )
         .fetch_optional(&mut *conn)
@@ -85,14 +87,14 @@ impl KeyedRequest<'_> {
         )
         .fetch_optional(conn)
         .await?;
-        Ok(Some(taken.map_or(Claimed::InUse, Claimed::TakenOver)))
+        Ok(Some(taken.map_or(Claimed::InUse, |id| Claimed::TakenOver(id.into()))))
     }
 }
 
 /// Ends a failed request's lease at once, so a retry (or reconciliation)
 /// takes over now rather than when the lease runs out.
-pub(crate) async fn let_go(engine: &Engine, checkout_id: Uuid) {
-    let _ = sqlx::query!("UPDATE checkouts SET lease_until = now() WHERE checkout_id = $1 AND response_body IS NULL", checkout_id)
+pub(crate) async fn let_go(engine: &Engine, checkout_id: CheckoutId) {
+    let _ = sqlx::query!("UPDATE checkouts SET lease_until = now() WHERE checkout_id = $1 AND response_body IS NULL", checkout_id.as_uuid())
         .execute(engine.pool())
         .await;
 }

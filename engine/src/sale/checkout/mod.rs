@@ -8,7 +8,9 @@
 //!    unique live ticket per seat is the last backstop.
 //! Any outcome not known in time is left to reconciliation (`reconcile`).
 
-use frontrow_model::{AppError, Booking, CheckoutAnswer, CheckoutStatus, CheckoutView, ErrorKind, HoldToken, IdempotencyKey, PaymentToken};
+use frontrow_model::{
+    AppError, Booking, CheckoutAnswer, CheckoutId, CheckoutStatus, CheckoutView, ErrorKind, EventId, HoldId, HoldToken, IdempotencyKey, PaymentToken, UserId,
+};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -22,8 +24,8 @@ use crate::Engine;
 
 #[derive(Debug, Clone)]
 pub struct CheckoutRequest<'a> {
-    pub user_id: Uuid,
-    pub hold_id: Uuid,
+    pub user_id: UserId,
+    pub hold_id: HoldId,
     pub hold_token: &'a HoldToken,
     pub payment_token: &'a PaymentToken,
     pub idempotency_key: &'a IdempotencyKey,
@@ -34,10 +36,10 @@ pub struct CheckoutRequest<'a> {
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum CheckoutOutcome {
     Confirmed { booking: Booking },
-    PaymentPending { checkout_id: Uuid },
-    Declined { checkout_id: Uuid, reason: String },
-    HoldExpired { checkout_id: Uuid, refunded: bool },
-    Failed { checkout_id: Uuid, reason: String },
+    PaymentPending { checkout_id: CheckoutId },
+    Declined { checkout_id: CheckoutId, reason: String },
+    HoldExpired { checkout_id: CheckoutId, refunded: bool },
+    Failed { checkout_id: CheckoutId, reason: String },
 }
 
 impl CheckoutOutcome {
@@ -74,17 +76,17 @@ impl Engine {
     }
 
     /// Where a checkout stands now (for its owner).
-    pub async fn checkout_view(&self, fan: Uuid, checkout_id: Uuid) -> Result<CheckoutView> {
+    pub async fn checkout_view(&self, fan: UserId, checkout_id: CheckoutId) -> Result<CheckoutView> {
         let c = sqlx::query!(
             r#"SELECT state AS "state: CheckoutState", response_body, booking_id FROM checkouts WHERE checkout_id = $1 AND user_id = $2"#,
-            checkout_id,
-            fan
+            checkout_id.as_uuid(),
+            fan.as_uuid()
         )
         .fetch_optional(self.pool())
         .await?
         .ok_or(EngineError::NotFound)?;
         let booking = match c.booking_id {
-            Some(id) => bookings::load(&mut *self.pool().acquire().await?, &[id]).await?.pop(),
+            Some(id) => bookings::load(&mut *self.pool().acquire().await?, &[id.into()]).await?.pop(),
             None => None,
         };
         let reason = match c.response_body.map(decode_outcome).transpose()? {
@@ -110,8 +112,8 @@ async fn checkout(engine: &Engine, req: CheckoutRequest<'_>) -> Result<CheckoutO
     let hold = sqlx::query!(
         r#"SELECT h.event_id, e.cancelled_at IS NOT NULL AS "cancelled!"
            FROM holds h JOIN events e USING (event_id) WHERE h.hold_id = $1 AND h.user_id = $2"#,
-        req.hold_id,
-        req.user_id
+        req.hold_id.as_uuid(),
+        req.user_id.as_uuid()
     )
     .fetch_optional(pool)
     .await?
@@ -123,7 +125,7 @@ async fn checkout(engine: &Engine, req: CheckoutRequest<'_>) -> Result<CheckoutO
         // replays its answer.
         let stored = sqlx::query_scalar!(
             "SELECT response_body FROM checkouts WHERE user_id = $1 AND idempotency_key = $2 AND request_hash = $3",
-            req.user_id,
+            req.user_id.as_uuid(),
             idempotency_key,
             request_hash
         )
@@ -136,7 +138,7 @@ async fn checkout(engine: &Engine, req: CheckoutRequest<'_>) -> Result<CheckoutO
         };
     }
     let keyed = KeyedRequest { user_id: req.user_id, key: idempotency_key, request_hash: &request_hash };
-    let claimed = keyed.claim(&mut *pool.acquire().await?, engine, req.hold_id, hold.event_id).await?;
+    let claimed = keyed.claim(&mut *pool.acquire().await?, engine, req.hold_id, hold.event_id.into()).await?;
     let checkout_id = match claimed {
         Some(id) => id,
         None => match answer_retry(engine, &keyed).await? {
@@ -165,7 +167,7 @@ const RETRY_POLL: std::time::Duration = std::time::Duration::from_millis(100);
 
 enum Retried {
     Answered(CheckoutOutcome),
-    TakenOver(Uuid),
+    TakenOver(CheckoutId),
 }
 
 /// A checkout repeating one already claimed under its key: the stored
@@ -197,33 +199,33 @@ fn encode_outcome(outcome: &CheckoutOutcome) -> Result<serde_json::Value> {
 
 /// The checkout's hold, as the settle steps need it.
 struct HoldFacts {
-    hold_id: Uuid,
+    hold_id: HoldId,
     hold_token: String,
     seat_count: usize,
     total_cents: i64,
-    event_id: Uuid,
-    user_id: Uuid,
+    event_id: EventId,
+    user_id: UserId,
     channel: Channel,
     customer_name: Option<String>,
     customer_email: Option<String>,
 }
 
-async fn hold_facts(conn: &mut sqlx::PgConnection, checkout_id: Uuid) -> Result<HoldFacts> {
+async fn hold_facts(conn: &mut sqlx::PgConnection, checkout_id: CheckoutId) -> Result<HoldFacts> {
     let h = sqlx::query!(
         r#"SELECT h.hold_id, h.hold_token, h.seat_ids, h.total_cents, h.event_id, h.user_id, h.channel AS "channel: Channel",
                   h.customer_name, h.customer_email
            FROM checkouts c JOIN holds h USING (hold_id) WHERE c.checkout_id = $1"#,
-        checkout_id
+        checkout_id.as_uuid()
     )
     .fetch_one(conn)
     .await?;
     Ok(HoldFacts {
-        hold_id: h.hold_id,
+        hold_id: h.hold_id.into(),
         hold_token: h.hold_token,
         seat_count: h.seat_ids.len(),
         total_cents: h.total_cents,
-        event_id: h.event_id,
-        user_id: h.user_id,
+        event_id: h.event_id.into(),
+        user_id: h.user_id.into(),
         channel: h.channel,
         customer_name: h.customer_name,
         customer_email: h.customer_email,

@@ -13,11 +13,11 @@ pub(crate) enum Payment<'a> {
     Cash,
 }
 
-pub(crate) async fn run(engine: &Engine, checkout_id: Uuid, hold_token: &str, payment: Payment<'_>) -> Result<CheckoutOutcome> {
+pub(crate) async fn run(engine: &Engine, checkout_id: CheckoutId, hold_token: &str, payment: Payment<'_>) -> Result<CheckoutOutcome> {
     let pool = engine.pool();
     let existing_intent = sqlx::query!(
         "SELECT provider, provider_key, amount_cents, payment_token FROM payment_intents WHERE checkout_id = $1",
-        checkout_id
+        checkout_id.as_uuid()
     )
     .fetch_optional(pool)
     .await?;
@@ -71,7 +71,7 @@ pub(crate) enum Sending {
 /// sent again may have been charged the first time, so it stays pending,
 /// under watch (reconciliation keeps asking), with the refusal recorded
 /// for a person (Box office → Payments).
-pub(crate) async fn pay(engine: &Engine, checkout_id: Uuid, request: &PaymentRequest, sending: Sending) -> Result<CheckoutOutcome> {
+pub(crate) async fn pay(engine: &Engine, checkout_id: CheckoutId, request: &PaymentRequest, sending: Sending) -> Result<CheckoutOutcome> {
     let pool = engine.pool();
     let answer = tokio::time::timeout(engine.settings().checkout_wait, engine.provider().create_payment(request)).await;
     match answer {
@@ -93,7 +93,7 @@ pub(crate) async fn pay(engine: &Engine, checkout_id: Uuid, request: &PaymentReq
             // The provider refused our first request itself (configuration, not the
             // card): nothing was charged; the detail is for operators only.
             tracing::error!(%checkout_id, %detail, "payment provider rejected the request");
-            sqlx::query!("UPDATE payment_intents SET last_error = $2 WHERE checkout_id = $1", checkout_id, detail)
+            sqlx::query!("UPDATE payment_intents SET last_error = $2 WHERE checkout_id = $1", checkout_id.as_uuid(), detail)
                 .execute(pool)
                 .await?;
             settle_unpaid(pool, checkout_id, Unpaid::Declined("the payment could not be processed".into())).await
@@ -105,7 +105,7 @@ pub(crate) async fn pay(engine: &Engine, checkout_id: Uuid, request: &PaymentReq
 
 /// Settles a checkout whose seats are gone by what the provider knows of
 /// its payment.
-async fn settle_by_lookup(engine: &Engine, checkout_id: Uuid, provider_key: &str) -> Result<CheckoutOutcome> {
+async fn settle_by_lookup(engine: &Engine, checkout_id: CheckoutId, provider_key: &str) -> Result<CheckoutOutcome> {
     let pool = engine.pool();
     match engine.provider().find_payment(provider_key).await {
         Ok(Some(p)) => match p.status {
@@ -123,20 +123,20 @@ async fn settle_by_lookup(engine: &Engine, checkout_id: Uuid, provider_key: &str
 }
 
 /// Are the checkout's seats still waiting for its payment?
-pub(crate) async fn seats_reserved(pool: &sqlx::PgPool, checkout_id: Uuid) -> Result<bool> {
+pub(crate) async fn seats_reserved(pool: &sqlx::PgPool, checkout_id: CheckoutId) -> Result<bool> {
     Ok(sqlx::query_scalar!(
         r#"SELECT EXISTS (SELECT 1 FROM checkouts c JOIN holds h USING (hold_id)
                           JOIN seats s ON s.hold_id = h.hold_id AND s.hold_token = h.hold_token
                           WHERE c.checkout_id = $1 AND s.state = 'payment_pending') AS "reserved!""#,
-        checkout_id
+        checkout_id.as_uuid()
     )
     .fetch_one(pool)
     .await?)
 }
 
-async fn record_provider_ref(pool: &sqlx::PgPool, checkout_id: Uuid, provider_ref: &str) -> Result<()> {
+async fn record_provider_ref(pool: &sqlx::PgPool, checkout_id: CheckoutId, provider_ref: &str) -> Result<()> {
     if !provider_ref.is_empty() {
-        sqlx::query!("UPDATE payment_intents SET provider_ref = $2 WHERE checkout_id = $1", checkout_id, provider_ref)
+        sqlx::query!("UPDATE payment_intents SET provider_ref = $2 WHERE checkout_id = $1", checkout_id.as_uuid(), provider_ref)
             .execute(pool)
             .await?;
     }
@@ -144,10 +144,10 @@ async fn record_provider_ref(pool: &sqlx::PgPool, checkout_id: Uuid, provider_re
 }
 
 /// The payment request recorded for a checkout, to send again unchanged.
-pub(crate) async fn recorded_request(pool: &sqlx::PgPool, checkout_id: Uuid, currency: &str) -> Result<PaymentRequest> {
+pub(crate) async fn recorded_request(pool: &sqlx::PgPool, checkout_id: CheckoutId, currency: &str) -> Result<PaymentRequest> {
     let i = sqlx::query!(
         "SELECT provider_key, amount_cents, payment_token FROM payment_intents WHERE checkout_id = $1",
-        checkout_id
+        checkout_id.as_uuid()
     )
     .fetch_one(pool)
     .await?;
@@ -167,7 +167,7 @@ enum Reserved {
 
 /// Fences on the hold token and moves the seats to `payment_pending`, with a
 /// payment deadline, recording the payment intent in the same transaction.
-async fn reserve_for_payment(engine: &Engine, checkout_id: Uuid, hold_token: &str, payment: Payment<'_>) -> Result<Reserved> {
+async fn reserve_for_payment(engine: &Engine, checkout_id: CheckoutId, hold_token: &str, payment: Payment<'_>) -> Result<Reserved> {
     let pool = engine.pool();
     let mut tx = crate::db::begin(pool).await?;
     // Re-assert the claim on the key inside this transaction: if the request
@@ -176,14 +176,14 @@ async fn reserve_for_payment(engine: &Engine, checkout_id: Uuid, hold_token: &st
         r#"UPDATE checkouts SET lease_until = now() + make_interval(secs => $2), updated_at = now()
             WHERE checkout_id = $1 AND state = 'processing' AND response_body IS NULL
         RETURNING checkout_id"#,
-        checkout_id,
+        checkout_id.as_uuid(),
         engine.settings().checkout_lease.as_secs_f64()
     )
     .fetch_optional(&mut *tx)
     .await?;
     if still_ours.is_none() {
         tx.rollback().await?;
-        let body = sqlx::query_scalar!("SELECT response_body FROM checkouts WHERE checkout_id = $1", checkout_id)
+        let body = sqlx::query_scalar!("SELECT response_body FROM checkouts WHERE checkout_id = $1", checkout_id.as_uuid())
             .fetch_one(pool)
             .await?;
         return match body {
@@ -203,7 +203,7 @@ async fn reserve_for_payment(engine: &Engine, checkout_id: Uuid, hold_token: &st
             sqlx::query!(
                 r#"DELETE FROM checkouts c WHERE c.checkout_id = $1 AND c.response_body IS NULL
                      AND NOT EXISTS (SELECT 1 FROM payment_intents pi WHERE pi.checkout_id = c.checkout_id)"#,
-                checkout_id
+                checkout_id.as_uuid()
             )
             .execute(pool)
             .await?;
@@ -223,7 +223,7 @@ async fn reserve_for_payment(engine: &Engine, checkout_id: Uuid, hold_token: &st
         r#"INSERT INTO payment_intents (payment_id, checkout_id, provider, provider_key, amount_cents, payment_token)
            VALUES ($1, $2, $3, $4, $5, $6)"#,
         Uuid::new_v4(),
-        checkout_id,
+        checkout_id.as_uuid(),
         provider,
         provider_key,
         hold.total_cents,
@@ -231,7 +231,7 @@ async fn reserve_for_payment(engine: &Engine, checkout_id: Uuid, hold_token: &st
     )
     .execute(&mut *tx)
     .await?;
-    sqlx::query!("UPDATE holds SET state = 'checking_out' WHERE hold_id = $1", hold.hold_id)
+    sqlx::query!("UPDATE holds SET state = 'checking_out' WHERE hold_id = $1", hold.hold_id.as_uuid())
         .execute(&mut *tx)
         .await?;
     tx.commit().await?;

@@ -2,10 +2,12 @@
 //! money refunded when the seats are gone), the payment declined or failed,
 //! or left pending under watch; each stores the key's final answer.
 
+use frontrow_model::BookingId;
+
 use super::*;
 
 /// Stores the final answer for the key and gives up the lease.
-pub(super) async fn finish<'e, E>(executor: E, checkout_id: Uuid, state: CheckoutState, outcome: &CheckoutOutcome, booking_id: Option<Uuid>) -> Result<()>
+pub(super) async fn finish<'e, E>(executor: E, checkout_id: CheckoutId, state: CheckoutState, outcome: &CheckoutOutcome, booking_id: Option<BookingId>) -> Result<()>
 where
     E: sqlx::PgExecutor<'e>,
 {
@@ -14,10 +16,10 @@ where
               SET state = $2, response_body = $3, booking_id = coalesce($4, booking_id),
                   lease_until = now(), updated_at = now()
             WHERE checkout_id = $1"#,
-        checkout_id,
+        checkout_id.as_uuid(),
         state as CheckoutState,
         encode_outcome(outcome)?,
-        booking_id,
+        booking_id.map(|id| id.as_uuid()),
     )
     .execute(executor)
     .await?;
@@ -28,7 +30,7 @@ where
 /// reserved, and let reconciliation settle it.
 pub(crate) async fn mark_pending(
     pool: &sqlx::PgPool,
-    checkout_id: Uuid,
+    checkout_id: CheckoutId,
     provider_ref: Option<&str>,
     status: PaymentState,
     error: Option<&str>,
@@ -42,7 +44,7 @@ pub(crate) async fn mark_pending(
               SET status = $2, provider_ref = coalesce($3, provider_ref),
                   last_error = $4, updated_at = now()
             WHERE checkout_id = $1"#,
-        checkout_id,
+        checkout_id.as_uuid(),
         status as PaymentState,
         provider_ref,
         error,
@@ -57,14 +59,14 @@ pub(crate) async fn mark_pending(
 
 /// The money is captured: commit the sale if the seats are still reserved
 /// for this checkout, otherwise refund.
-pub(crate) async fn settle_success(engine: &Engine, checkout_id: Uuid, provider_ref: &str) -> Result<CheckoutOutcome> {
+pub(crate) async fn settle_success(engine: &Engine, checkout_id: CheckoutId, provider_ref: &str) -> Result<CheckoutOutcome> {
     let pool = engine.pool();
     let mut tx = crate::db::begin(pool).await?;
     if let Some(settled) = lock_unsettled(&mut tx, checkout_id).await? {
         return Ok(settled);
     }
     let hold = hold_facts(&mut tx, checkout_id).await?;
-    let booking_id = Uuid::new_v4();
+    let booking_id = BookingId::from(Uuid::new_v4());
     let sold = seats::sell(&mut tx, hold.hold_id, &hold.hold_token, booking_id, hold.user_id).await?;
 
     if sold.len() != hold.seat_count {
@@ -77,10 +79,10 @@ pub(crate) async fn settle_success(engine: &Engine, checkout_id: Uuid, provider_
     sqlx::query!(
         r#"INSERT INTO bookings (booking_id, event_id, user_id, hold_id, total_cents, channel, customer_name, customer_email)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"#,
-        booking_id,
-        hold.event_id,
-        hold.user_id,
-        hold.hold_id,
+        booking_id.as_uuid(),
+        hold.event_id.as_uuid(),
+        hold.user_id.as_uuid(),
+        hold.hold_id.as_uuid(),
         hold.total_cents,
         hold.channel as Channel,
         hold.customer_name,
@@ -96,8 +98,8 @@ pub(crate) async fn settle_success(engine: &Engine, checkout_id: Uuid, provider_
         r#"INSERT INTO tickets (ticket_id, booking_id, event_id, seat_id, code, price_cents)
            SELECT t.id, $1, $2, t.seat, t.code, t.price
            FROM UNNEST($3::uuid[], $4::text[], $5::text[], $6::int[]) AS t(id, seat, code, price)"#,
-        booking_id,
-        hold.event_id,
+        booking_id.as_uuid(),
+        hold.event_id.as_uuid(),
         &ticket_ids,
         &seat_ids,
         &codes,
@@ -110,20 +112,20 @@ pub(crate) async fn settle_success(engine: &Engine, checkout_id: Uuid, provider_
     // would lapse. (Their admission token still works until it expires.)
     sqlx::query!(
         "UPDATE queue_entries SET admission_expires_at = now() WHERE event_id = $1 AND user_id = $2 AND admission_expires_at > now()",
-        hold.event_id,
-        hold.user_id
+        hold.event_id.as_uuid(),
+        hold.user_id.as_uuid()
     )
     .execute(&mut *tx)
     .await?;
     sqlx::query!(
         r#"UPDATE payment_intents SET status = 'succeeded', provider_ref = $2, settled_at = now(), updated_at = now()
             WHERE checkout_id = $1"#,
-        checkout_id,
+        checkout_id.as_uuid(),
         provider_ref
     )
     .execute(&mut *tx)
     .await?;
-    sqlx::query!("UPDATE holds SET state = 'converted', ended_at = now() WHERE hold_id = $1", hold.hold_id)
+    sqlx::query!("UPDATE holds SET state = 'converted', ended_at = now() WHERE hold_id = $1", hold.hold_id.as_uuid())
         .execute(&mut *tx)
         .await?;
     let booking: Booking = bookings::load(&mut tx, &[booking_id])
@@ -146,14 +148,14 @@ pub(crate) enum Unpaid {
 
 /// Nothing was charged: the seats go back to the hold (with its original
 /// expiry) so the fan can try again, and the key's answer is stored.
-pub(crate) async fn settle_unpaid(pool: &sqlx::PgPool, checkout_id: Uuid, why: Unpaid) -> Result<CheckoutOutcome> {
+pub(crate) async fn settle_unpaid(pool: &sqlx::PgPool, checkout_id: CheckoutId, why: Unpaid) -> Result<CheckoutOutcome> {
     let mut tx = crate::db::begin(pool).await?;
     if let Some(settled) = lock_unsettled(&mut tx, checkout_id).await? {
         return Ok(settled);
     }
     let hold = hold_facts(&mut tx, checkout_id).await?;
     seats::return_to_hold(&mut tx, hold.hold_id, &hold.hold_token).await?;
-    sqlx::query!("UPDATE holds SET state = 'active' WHERE hold_id = $1 AND state = 'checking_out'", hold.hold_id)
+    sqlx::query!("UPDATE holds SET state = 'active' WHERE hold_id = $1 AND state = 'checking_out'", hold.hold_id.as_uuid())
         .execute(&mut *tx)
         .await?;
     let (state, payment_state, outcome) = match why {
@@ -163,7 +165,7 @@ pub(crate) async fn settle_unpaid(pool: &sqlx::PgPool, checkout_id: Uuid, why: U
     sqlx::query!(
         r#"UPDATE payment_intents SET status = $2, settled_at = now(), updated_at = now()
             WHERE checkout_id = $1"#,
-        checkout_id,
+        checkout_id.as_uuid(),
         payment_state as PaymentState
     )
     .execute(&mut *tx)
@@ -175,7 +177,7 @@ pub(crate) async fn settle_unpaid(pool: &sqlx::PgPool, checkout_id: Uuid, why: U
 
 /// Captured money for seats that are no longer ours: record the refund
 /// first (so it can never be forgotten), then ask the provider.
-async fn refund_unsellable(engine: &Engine, checkout_id: Uuid, provider_ref: &str) -> Result<CheckoutOutcome> {
+async fn refund_unsellable(engine: &Engine, checkout_id: CheckoutId, provider_ref: &str) -> Result<CheckoutOutcome> {
     let pool = engine.pool();
     let mut tx = crate::db::begin(pool).await?;
     if let Some(settled) = lock_unsettled(&mut tx, checkout_id).await? {
@@ -184,7 +186,7 @@ async fn refund_unsellable(engine: &Engine, checkout_id: Uuid, provider_ref: &st
     let intent = sqlx::query!(
         r#"UPDATE payment_intents SET status = 'succeeded', provider_ref = $2, settled_at = now(), updated_at = now()
             WHERE checkout_id = $1 RETURNING payment_id, amount_cents"#,
-        checkout_id,
+        checkout_id.as_uuid(),
         provider_ref
     )
     .fetch_one(&mut *tx)
@@ -201,7 +203,7 @@ async fn refund_unsellable(engine: &Engine, checkout_id: Uuid, provider_ref: &st
     .fetch_one(&mut *tx)
     .await?;
     let hold = hold_facts(&mut tx, checkout_id).await?;
-    sqlx::query!("UPDATE holds SET state = 'expired', ended_at = now() WHERE hold_id = $1 AND state <> 'converted'", hold.hold_id)
+    sqlx::query!("UPDATE holds SET state = 'expired', ended_at = now() WHERE hold_id = $1 AND state <> 'converted'", hold.hold_id.as_uuid())
         .execute(&mut *tx)
         .await?;
     let outcome = CheckoutOutcome::HoldExpired { checkout_id, refunded: true };
@@ -219,12 +221,12 @@ async fn refund_unsellable(engine: &Engine, checkout_id: Uuid, provider_ref: &st
 /// Locks the checkout and its payment for settling. `Some(answer)` when the
 /// payment was already settled (by the request or by reconciliation): then
 /// nothing may change and the stored answer stands.
-async fn lock_unsettled(conn: &mut sqlx::PgConnection, checkout_id: Uuid) -> Result<Option<CheckoutOutcome>> {
+async fn lock_unsettled(conn: &mut sqlx::PgConnection, checkout_id: CheckoutId) -> Result<Option<CheckoutOutcome>> {
     let row = sqlx::query!(
         r#"SELECT c.response_body, pi.settled_at IS NOT NULL AS "settled!"
            FROM checkouts c JOIN payment_intents pi USING (checkout_id)
            WHERE c.checkout_id = $1 FOR UPDATE"#,
-        checkout_id
+        checkout_id.as_uuid()
     )
     .fetch_one(conn)
     .await?;

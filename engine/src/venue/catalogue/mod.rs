@@ -4,7 +4,9 @@
 use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
-use frontrow_model::{CreatedEvent, Event, EventChanges, EventStatus, EventSummary, NewEvent, SeatKind, SeatStatus, StaffEventLine, TierPrice};
+use frontrow_model::{
+    CreatedEvent, Event, EventChanges, EventId, EventStatus, EventSummary, NewEvent, SeatKind, SeatStatus, StaffEventLine, TierPrice, UserId,
+};
 use uuid::Uuid;
 
 use crate::queue::admission::Admission;
@@ -64,7 +66,7 @@ pub fn validate_new_event(new: &NewEvent) -> Result<i64> {
 
 /// The event's booking rules, checked on every hold.
 pub(crate) struct EventRules {
-    pub event_id: Uuid,
+    pub event_id: EventId,
     pub sale_opens_at: DateTime<Utc>,
     pub max_seats_per_order: i32,
     pub waiting_room_enabled: bool,
@@ -87,7 +89,7 @@ impl From<&Event> for EventRules {
 
 impl EventRules {
     /// May `fan` hold seats of this event now?
-    pub fn check_can_hold(&self, fan: Uuid, admission: Option<&Admission>) -> Result<()> {
+    pub fn check_can_hold(&self, fan: UserId, admission: Option<&Admission>) -> Result<()> {
         if !self.published {
             return Err(EngineError::NotFound);
         }
@@ -107,7 +109,7 @@ impl EventRules {
 impl Engine {
     /// Creates an event, seated from its own `sections` or from a saved
     /// layout (`layout_id`).
-    pub async fn create_event(&self, new: &NewEvent, created_by: Option<Uuid>) -> Result<CreatedEvent> {
+    pub async fn create_event(&self, new: &NewEvent, created_by: Option<UserId>) -> Result<CreatedEvent> {
         let mut new = new.clone();
         match (new.layout_id, new.sections.is_empty()) {
             (Some(_), false) => return Err(EngineError::invalid("give either sections or layout_id, not both")),
@@ -122,13 +124,13 @@ impl Engine {
             (None, _) => {}
         }
         let seats_total = validate_new_event(&new)?;
-        let event_id = Uuid::new_v4();
+        let event_id = EventId::from(Uuid::new_v4());
         let mut tx = crate::db::begin(self.pool()).await?;
         sqlx::query!(
             r#"INSERT INTO events (event_id, name, kind, venue, starts_at, sale_opens_at, hold_ttl_seconds,
                                    max_seats_per_order, waiting_room_enabled, published, created_by, stage)
                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"#,
-            event_id,
+            event_id.as_uuid(),
             new.name.trim(),
             new.kind.trim(),
             new.venue.trim(),
@@ -138,7 +140,7 @@ impl Engine {
             new.max_seats_per_order,
             new.waiting_room_enabled,
             new.published,
-            created_by,
+            created_by.map(|id| id.as_uuid()),
             stage_json(new.stage.as_ref())?,
         )
         .execute(&mut *tx)
@@ -148,7 +150,7 @@ impl Engine {
         let tier_prices: Vec<i32> = new.tiers.iter().map(|t| t.price_cents).collect();
         sqlx::query!(
             "INSERT INTO price_tiers (event_id, tier, price_cents) SELECT $1, * FROM UNNEST($2::text[], $3::int[])",
-            event_id,
+            event_id.as_uuid(),
             &tier_names,
             &tier_prices,
         )
@@ -170,7 +172,7 @@ impl Engine {
                SELECT $1, s.id, s.section, s.row_label, s.number, s.ord, s.tier, s.price, s.kind, s.aisle
                FROM UNNEST($2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::int[], $8::seat_kind[], $9::bool[])
                     WITH ORDINALITY AS s(id, section, row_label, number, tier, price, kind, aisle, ord)"#,
-            event_id,
+            event_id.as_uuid(),
             &ids as &[&str],
             &sections as &[&str],
             &rows as &[&str],
@@ -188,12 +190,12 @@ impl Engine {
         tx.commit().await?;
         // Other instances hear of it through the events trigger.
         self.board().forget_published_events();
-        Ok(CreatedEvent { event_id, seats_total })
+        Ok(CreatedEvent { event_id: event_id, seats_total })
     }
 
     /// Changes an event's facts or rules (not a cancelled one); every
     /// instance re-reads it.
-    pub async fn update_event(&self, actor: Uuid, event_id: Uuid, changes: &EventChanges) -> Result<Event> {
+    pub async fn update_event(&self, actor: UserId, event_id: EventId, changes: &EventChanges) -> Result<Event> {
         if let Some(name) = &changes.name {
             check_text("name", name, MAX_TEXT_LEN)?;
         }
@@ -226,7 +228,7 @@ impl Engine {
                       sale_opens_at = coalesce($5, sale_opens_at), hold_ttl_seconds = coalesce($6, hold_ttl_seconds),
                       max_seats_per_order = coalesce($7, max_seats_per_order), published = coalesce($8, published)
                 WHERE event_id = $1 AND cancelled_at IS NULL"#,
-            event_id,
+            event_id.as_uuid(),
             changes.name.as_deref().map(str::trim),
             changes.venue.as_deref().map(str::trim),
             changes.starts_at as Option<DateTime<Utc>>,
@@ -263,10 +265,10 @@ impl Engine {
         let ids = sqlx::query_scalar!("SELECT event_id FROM events ORDER BY starts_at, name").fetch_all(self.pool()).await?;
         let mut list = Vec::with_capacity(ids.len());
         for id in ids {
-            let board = self.board().snapshot(id).await?;
+            let board = self.board().snapshot(id.into()).await?;
             let summary = board.summary();
             list.push(StaffEventLine {
-                event_id: id,
+                event_id: id.into(),
                 name: board.event.name.clone(),
                 venue: board.event.venue.clone(),
                 starts_at: board.event.starts_at,
@@ -283,16 +285,16 @@ impl Engine {
     }
 
     /// The event itself (facts, rules and tiers), read from the database.
-    pub async fn event(&self, event_id: Uuid) -> Result<Event> {
+    pub async fn event(&self, event_id: EventId) -> Result<Event> {
         load_event(self.pool(), event_id).await
     }
 
-    pub(crate) async fn rules(&self, event_id: Uuid) -> Result<EventRules> {
+    pub(crate) async fn rules(&self, event_id: EventId) -> Result<EventRules> {
         let r = sqlx::query!(
             r#"SELECT sale_opens_at AS "sale_opens_at: DateTime<Utc>", max_seats_per_order,
                       waiting_room_enabled, published, cancelled_at IS NOT NULL AS "cancelled!"
                FROM events WHERE event_id = $1"#,
-            event_id
+            event_id.as_uuid()
         )
         .fetch_optional(self.pool())
         .await?
@@ -307,21 +309,22 @@ impl Engine {
         })
     }
 
-    pub async fn find_event_by_name(&self, name: &str) -> Result<Option<Uuid>> {
+    pub async fn find_event_by_name(&self, name: &str) -> Result<Option<EventId>> {
         Ok(sqlx::query_scalar!("SELECT event_id FROM events WHERE name = $1 ORDER BY created_at LIMIT 1", name)
             .fetch_optional(self.pool())
-            .await?)
+            .await?
+            .map(EventId::from))
     }
 }
 
 /// Reads an event (the one query every view of an event starts from).
-pub(crate) async fn load_event(pool: &sqlx::PgPool, event_id: Uuid) -> Result<Event> {
+pub(crate) async fn load_event(pool: &sqlx::PgPool, event_id: EventId) -> Result<Event> {
     let e = sqlx::query!(
         r#"SELECT event_id, name, kind, venue, starts_at AS "starts_at: DateTime<Utc>", sale_opens_at AS "sale_opens_at: DateTime<Utc>",
                   hold_ttl_seconds, max_seats_per_order, waiting_room_enabled, published, queue_requires_verified_email,
                   cancelled_at AS "cancelled_at: DateTime<Utc>"
            FROM events WHERE event_id = $1"#,
-        event_id
+        event_id.as_uuid()
     )
     .fetch_optional(pool)
     .await?
@@ -329,12 +332,12 @@ pub(crate) async fn load_event(pool: &sqlx::PgPool, event_id: Uuid) -> Result<Ev
     let tiers = sqlx::query_as!(
         TierPrice,
         "SELECT tier, price_cents FROM price_tiers WHERE event_id = $1 ORDER BY price_cents DESC, tier",
-        event_id
+        event_id.as_uuid()
     )
     .fetch_all(pool)
     .await?;
     Ok(Event {
-        event_id: e.event_id,
+        event_id: e.event_id.into(),
         name: e.name,
         kind: e.kind,
         venue: e.venue,

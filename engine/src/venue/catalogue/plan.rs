@@ -5,8 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use frontrow_model::{NewSection, Placement, SeatKind, SectionKind, Stage, TierPrice, STANDING_ROW};
-use uuid::Uuid;
+use frontrow_model::{EventId, NewSection, Placement, STANDING_ROW, SeatKind, SectionKind, Stage, TierPrice};
 
 use super::{MAX_LABEL_LEN, MAX_SEATS_PER_EVENT};
 use crate::error::{EngineError, Result};
@@ -179,7 +178,7 @@ pub(crate) fn stage_json(stage: Option<&Stage>) -> Result<Option<serde_json::Val
 }
 
 /// Lists the event's sections with how each is drawn.
-pub(crate) async fn insert_sections(conn: &mut sqlx::PgConnection, event_id: Uuid, sections: &[NewSection]) -> Result<()> {
+pub(crate) async fn insert_sections(conn: &mut sqlx::PgConnection, event_id: EventId, sections: &[NewSection]) -> Result<()> {
     let names: Vec<&str> = sections.iter().map(|s| s.section.as_str()).collect();
     let kinds: Vec<SectionKind> = sections.iter().map(NewSection::kind).collect();
     let placed = |f: fn(&Placement) -> f64| sections.iter().map(|s| s.placement.as_ref().map(f)).collect::<Vec<Option<f64>>>();
@@ -192,7 +191,7 @@ pub(crate) async fn insert_sections(conn: &mut sqlx::PgConnection, event_id: Uui
            SELECT $1, s.name, s.ord, s.kind, s.x, s.y, coalesce(s.rotation, 0), s.curve, s.width, s.depth
              FROM UNNEST($2::text[], $3::section_kind[], $4::float8[], $5::float8[], $6::float8[], $7::float8[], $8::float8[], $9::float8[])
                   WITH ORDINALITY AS s(name, kind, x, y, rotation, curve, width, depth, ord)"#,
-        event_id,
+        event_id.as_uuid(),
         &names as &[&str],
         &kinds as &[SectionKind],
         &xs as &[Option<f64>],
@@ -208,11 +207,11 @@ pub(crate) async fn insert_sections(conn: &mut sqlx::PgConnection, event_id: Uui
 }
 
 /// How each section of an event is drawn, and what they face.
-pub(crate) async fn load_shapes(pool: &sqlx::PgPool, event_id: Uuid) -> Result<(HashMap<String, SectionShape>, Option<Stage>)> {
+pub(crate) async fn load_shapes(pool: &sqlx::PgPool, event_id: EventId) -> Result<(HashMap<String, SectionShape>, Option<Stage>)> {
     let rows = sqlx::query!(
         r#"SELECT section, kind AS "kind: SectionKind", x, y, rotation, curve, width, depth
              FROM event_sections WHERE event_id = $1"#,
-        event_id
+        event_id.as_uuid()
     )
     .fetch_all(pool)
     .await?;
@@ -223,7 +222,7 @@ pub(crate) async fn load_shapes(pool: &sqlx::PgPool, event_id: Uuid) -> Result<(
             (r.section, SectionShape { kind: r.kind, placement, area: r.width.zip(r.depth) })
         })
         .collect();
-    let stage = sqlx::query_scalar!("SELECT stage FROM events WHERE event_id = $1", event_id).fetch_optional(pool).await?.flatten();
+    let stage = sqlx::query_scalar!("SELECT stage FROM events WHERE event_id = $1", event_id.as_uuid()).fetch_optional(pool).await?.flatten();
     let stage = stage.and_then(|s| serde_json::from_value(s).ok());
     Ok((shapes, stage))
 }

@@ -1,9 +1,8 @@
 //! One seat as this instance's board keeps it: its state as last heard, the
 //! change the database announces, and the holder's tag.
 
-use frontrow_model::SeatStatus;
+use frontrow_model::{SeatStatus, UserId};
 use serde::Deserialize;
-use uuid::Uuid;
 
 use crate::db::SeatState;
 
@@ -41,8 +40,8 @@ impl SeatCell {
 /// The 32 bits of a holder's id the board keeps (the first four bytes, as
 /// the database's `holder_tag` takes them): a different tag is surely
 /// someone else; the same tag is perhaps the same fan.
-pub fn holder_tag(holder: Uuid) -> i32 {
-    let b = holder.as_bytes();
+pub fn holder_tag(holder: UserId) -> i32 {
+    let b = holder.as_uuid().into_bytes();
     i32::from_be_bytes([b[0], b[1], b[2], b[3]])
 }
 

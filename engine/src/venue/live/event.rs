@@ -8,9 +8,8 @@ use std::sync::{Arc, Mutex, RwLock};
 use bytes::Bytes;
 use chrono::Utc;
 use frontrow_model::live::{LiveFrame, SeatChange, SectionCount};
-use frontrow_model::{Event, SeatStatus};
+use frontrow_model::{Event, EventId, SeatStatus, UserId};
 use tokio::sync::{broadcast, OnceCell};
-use uuid::Uuid;
 
 use super::cell::{holder_tag, Change, SeatCell};
 use super::snapshot::BoardSnapshot;
@@ -80,7 +79,7 @@ impl Feeds {
 
 /// One event's live seat map on this instance.
 pub struct LiveEvent {
-    pub(super) event_id: Uuid,
+    pub(super) event_id: EventId,
     epoch: u32,
     pub(super) layout: OnceCell<Arc<EventLayout>>,
     /// The event's facts, re-read when staff change them.
@@ -108,7 +107,7 @@ struct SharedStatuses {
 }
 
 impl LiveEvent {
-    pub(super) fn new(event_id: Uuid, epoch: u32) -> Self {
+    pub(super) fn new(event_id: EventId, epoch: u32) -> Self {
         Self {
             event_id,
             epoch,
@@ -122,7 +121,7 @@ impl LiveEvent {
         }
     }
 
-    pub fn event_id(&self) -> Uuid {
+    pub fn event_id(&self) -> EventId {
         self.event_id
     }
 
@@ -193,7 +192,7 @@ impl LiveEvent {
     /// hold of them all would be refused. `None` when all look free, when
     /// one may be the fan's, when an id is not in the layout, or before the
     /// map is loaded.
-    pub fn free_if_taken_by_others(&self, seat_ids: &[String], fan: Uuid) -> Option<Vec<String>> {
+    pub fn free_if_taken_by_others(&self, seat_ids: &[String], fan: UserId) -> Option<Vec<String>> {
         let layout = self.layout.get()?;
         let now_ms = Utc::now().timestamp_millis();
         let fan_tag = holder_tag(fan);
@@ -435,6 +434,7 @@ fn counts_of(layout: &EventLayout, cells: &Cells, epoch: u32, sections: impl Ite
 #[cfg(test)]
 mod tests {
     use super::*;
+    use uuid::Uuid;
 
     fn cell(state: SeatState, hold_expires_ms: Option<i64>) -> SeatCell {
         SeatCell { state, version: 1, hold_expires_ms, blocked: false, holder: None, seq: 1 }
@@ -443,7 +443,7 @@ mod tests {
     #[test]
     fn statuses_are_shared_until_a_change_new_facts_or_a_lapse() {
         use SeatStatus::{Available, Held};
-        let live = LiveEvent::new(Uuid::new_v4(), 1);
+        let live = LiveEvent::new(EventId::from(Uuid::new_v4()), 1);
         let cells = Cells { seats: vec![cell(SeatState::Held, Some(1_000)), cell(SeatState::Available, None), cell(SeatState::Held, Some(2_000))], seq: 1, ..Cells::default() };
         let (first, revision) = live.statuses_of(&cells, 500, 0);
         let (again, same_revision) = live.statuses_of(&cells, 999, 0);

@@ -30,10 +30,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use frontrow_model::{Event, SeatKind};
+use frontrow_model::{Event, EventId, SeatKind};
 use serde::Deserialize;
 use sqlx::postgres::PgListener;
-use uuid::Uuid;
 
 use crate::db::SeatState;
 use crate::error::{EngineError, Result};
@@ -48,14 +47,14 @@ use crate::notices;
 
 #[derive(Debug, Deserialize)]
 struct Notification {
-    e: Uuid,
+    e: EventId,
     c: Vec<Change>,
 }
 
 /// Every live event of this instance.
 pub struct SeatBoard {
     pool: sqlx::PgPool,
-    events: Mutex<HashMap<Uuid, Arc<LiveEvent>>>,
+    events: Mutex<HashMap<EventId, Arc<LiveEvent>>>,
     loads: AtomicU64,
     /// Random per process: a viewer's `seq` means nothing to another board.
     epoch: u32,
@@ -63,7 +62,7 @@ pub struct SeatBoard {
     /// an older generation may have missed changes and is redone.
     generation: AtomicU64,
     /// The published events in listing order, and when they were read.
-    published: Mutex<Option<(Instant, Arc<[Uuid]>)>>,
+    published: Mutex<Option<(Instant, Arc<[EventId]>)>>,
 }
 
 /// How long the list of published events is trusted; a change this
@@ -84,17 +83,19 @@ impl SeatBoard {
 
     /// The published events, soonest first: the listing a fan's events page
     /// shows, read at most once a second whatever the traffic.
-    pub async fn published_events(&self) -> Result<Arc<[Uuid]>> {
+    pub async fn published_events(&self) -> Result<Arc<[EventId]>> {
         if let Some((read_at, ids)) = self.published.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
             if read_at.elapsed() < PUBLISHED_LIST_TTL {
                 return Ok(ids.clone());
             }
         }
         let read_at = Instant::now();
-        let ids: Arc<[Uuid]> = sqlx::query_scalar!("SELECT event_id FROM events WHERE published ORDER BY starts_at, name")
+        let ids: Arc<[EventId]> = sqlx::query_scalar!("SELECT event_id FROM events WHERE published ORDER BY starts_at, name")
             .fetch_all(&self.pool)
             .await?
-            .into();
+            .into_iter()
+            .map(EventId::from)
+            .collect();
         *self.published.lock().unwrap_or_else(|e| e.into_inner()) = Some((read_at, ids.clone()));
         Ok(ids)
     }
@@ -119,7 +120,7 @@ impl SeatBoard {
     /// The event's live map, loading it on first use. Concurrent first
     /// requests wait for one load; an unknown event is `NotFound` and leaves
     /// nothing behind.
-    pub async fn event(&self, event_id: Uuid) -> Result<Arc<LiveEvent>> {
+    pub async fn event(&self, event_id: EventId) -> Result<Arc<LiveEvent>> {
         let live = {
             let mut events = self.events.lock().unwrap_or_else(|e| e.into_inner());
             events.entry(event_id).or_insert_with(|| Arc::new(LiveEvent::new(event_id, self.epoch))).clone()
@@ -140,7 +141,7 @@ impl SeatBoard {
         }
     }
 
-    pub async fn snapshot(&self, event_id: Uuid) -> Result<BoardSnapshot> {
+    pub async fn snapshot(&self, event_id: EventId) -> Result<BoardSnapshot> {
         self.event(event_id).await?.snapshot().ok_or(EngineError::NotFound)
     }
 
@@ -174,7 +175,7 @@ impl SeatBoard {
 
     /// Re-reads an event's facts after staff changed them (a no-op for an
     /// event this instance does not hold).
-    pub async fn refresh_facts(&self, event_id: Uuid) -> Result<()> {
+    pub async fn refresh_facts(&self, event_id: EventId) -> Result<()> {
         self.forget_published_events();
         let live = self.events.lock().unwrap_or_else(|e| e.into_inner()).get(&event_id).cloned();
         if let Some(live) = live {
@@ -205,7 +206,7 @@ impl SeatBoard {
     }
 }
 
-async fn load_event(pool: &sqlx::PgPool, event_id: Uuid) -> Result<(Event, EventLayout, Vec<(usize, SeatCell)>)> {
+async fn load_event(pool: &sqlx::PgPool, event_id: EventId) -> Result<(Event, EventLayout, Vec<(usize, SeatCell)>)> {
     let event = crate::venue::catalogue::load_event(pool, event_id).await?;
     let (shapes, stage) = crate::venue::catalogue::load_shapes(pool, event_id).await?;
     let rows = sqlx::query!(
@@ -214,7 +215,7 @@ async fn load_event(pool: &sqlx::PgPool, event_id: Uuid) -> Result<(Event, Event
                   blocked_reason IS NOT NULL AS "blocked!", holder_tag(holder_id) AS holder, kind AS "kind: SeatKind", aisle_before
            FROM seats WHERE event_id = $1
            ORDER BY position"#,
-        event_id
+        event_id.as_uuid()
     )
     .fetch_all(pool)
     .await?;
