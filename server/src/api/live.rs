@@ -35,7 +35,7 @@ pub struct LiveQuery {
     #[param(min_length = 1, max_length = 16, pattern = "^[A-Za-z0-9]+$")]
     pub section: Option<String>,
     /// `overview`: every section's count of free places, as `counts`
-    /// frames, instead of seats.
+    /// frames, instead of seats. Not with `section` (422: one or the other).
     #[param(inline)]
     pub view: Option<LiveView>,
 }
