@@ -161,12 +161,12 @@ rm -rf "$sql_dir"
 as_pg psql -q "$url" -c "DROP DATABASE bench" >/dev/null
 echo "pgbench: conditional UPDATE $update_tps/s, INSERT $insert_tps/s"
 # The page at 10,000 seats whatever the scale: the size the map was made for.
-for what in healthz seats page holds joins; do
-  case $what in holds) n=$capacity_seats ;; page) n=10000 ;; *) n=$seats ;; esac
+for what in healthz seats page fan-page holds joins; do
+  case $what in holds) n=$capacity_seats ;; page|fan-page) n=10000 ;; *) n=$seats ;; esac
   lg --json-out "$out/capacity-$what.json" capacity --what "$what" --concurrency 32 --secs 6 --seats "$n" | grep capacity
 done
 rate_of() { json "$out/capacity-$1.json" ok_per_second | xargs printf '%.0f'; }
-healthz_rps=$(rate_of healthz) seats_rps=$(rate_of seats) page_rps=$(rate_of page) holds_rps=$(rate_of holds) joins_rps=$(rate_of joins)
+healthz_rps=$(rate_of healthz) seats_rps=$(rate_of seats) page_rps=$(rate_of page) fan_page_rps=$(rate_of fan-page) holds_rps=$(rate_of holds) joins_rps=$(rate_of joins)
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "n/a" }'; }
 
 status=0
@@ -259,10 +259,11 @@ cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
   echo "|---|---:|---|---:|---:|"
   echo "| holds granted/s (one seat, no conflicts, 32 callers) | $holds_rps | pgbench single-row conditional UPDATE, plain table, no trigger (32 clients) | $update_tps | $(ratio "$holds_rps" "$update_tps") |"
   echo "| seat-map JSON reads/s ($seats seats) | $seats_rps | same server, GET /healthz (fixed bytes) | $healthz_rps | $(ratio "$seats_rps" "$healthz_rps") |"
-  echo "| seat-map pages/s (10,000 seats, gzip, p99 $(json "$out/capacity-page.json" p99_ms | xargs printf '%.1f') ms) | $page_rps | same server, GET /healthz (fixed bytes) | $healthz_rps | $(ratio "$page_rps" "$healthz_rps") |"
+  echo "| seat-map pages/s, signed out (10,000 seats, gzip, p99 $(json "$out/capacity-page.json" p99_ms | xargs printf '%.1f') ms) | $page_rps | same server, GET /healthz (fixed bytes) | $healthz_rps | $(ratio "$page_rps" "$healthz_rps") |"
+  echo "| seat-map pages/s, signed in (each fan's own, p99 $(json "$out/capacity-fan-page.json" p99_ms | xargs printf '%.1f') ms) | $fan_page_rps | same server, GET /healthz (fixed bytes) | $healthz_rps | $(ratio "$fan_page_rps" "$healthz_rps") |"
   echo "| queue joins/s | $joins_rps | pgbench single-row INSERT (32 clients) | $insert_tps | $(ratio "$joins_rps" "$insert_tps") |"
   echo
-  for what in healthz seats page holds joins; do
+  for what in healthz seats page fan-page holds joins; do
     echo "- saturation, $what: $(rate_of "$what")/s, server CPU $(json "$out/capacity-$what.json" server_cpu_ms_per_request | xargs printf '%.3f') ms/request"
   done
   echo

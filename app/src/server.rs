@@ -93,6 +93,26 @@ pub fn content_security_policy(nonce: &str) -> String {
     )
 }
 
+/// Where a page request's render leaves the server clock it printed (the
+/// pickers' `server_now_ms`), when the server asks for it: a page kept for
+/// later viewers then goes to each with the clock of their own request.
+#[derive(Debug, Clone, Default)]
+pub struct PageClock(std::sync::Arc<std::sync::Mutex<Option<i64>>>);
+
+impl PageClock {
+    /// Notes, for the request being rendered, that its page says `ms`.
+    pub fn record(ms: i64) {
+        if let Some(slot) = use_context::<http::request::Parts>().and_then(|parts| parts.extensions.get::<PageClock>().cloned()) {
+            *slot.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(ms);
+        }
+    }
+
+    /// The clock the page was rendered with, if noted.
+    pub fn get(&self) -> Option<i64> {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
 /// Sets the HTTP status of the response being made.
 pub fn set_status(status: u16) {
     if let (Some(options), Ok(code)) = (use_context::<leptos_axum::ResponseOptions>(), http::StatusCode::from_u16(status)) {

@@ -104,7 +104,16 @@ impl Api {
     /// unpacking answers the fan would only look at. (reqwest is built
     /// without its decoders, so the bytes arrive as the server sent them.)
     pub async fn read(&self, path: &str, session: Option<&str>) -> Result<Reply> {
-        let mut req = self.http.get(format!("{}{}", self.base, path)).header("accept-encoding", "br, gzip");
+        self.read_as(path, session, "*/*").await
+    }
+
+    /// A page as a browser navigates to it (see [`Api::read`]).
+    pub async fn page(&self, path: &str, session: Option<&str>) -> Result<Reply> {
+        self.read_as(path, session, "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8").await
+    }
+
+    async fn read_as(&self, path: &str, session: Option<&str>, accept: &str) -> Result<Reply> {
+        let mut req = self.http.get(format!("{}{}", self.base, path)).header("accept-encoding", "br, gzip").header("accept", accept);
         if let Some(s) = session {
             req = req.header("cookie", format!("{SESSION_COOKIE}={s}"));
         }

@@ -11,6 +11,7 @@ pub mod gates;
 pub mod html;
 pub mod mail;
 pub mod map_page;
+pub mod page_cache;
 pub mod pgcluster;
 pub mod prepared;
 pub mod startup;

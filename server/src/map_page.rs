@@ -40,7 +40,7 @@ const KEPT_BYTES: u64 = 64 * 1024 * 1024;
 const SMALLEST_MAP: usize = 16 * 1024;
 /// A page bigger than this is passed on as it is (the page without its map
 /// is some kilobytes).
-const LARGEST_PAGE: usize = 16 * 1024 * 1024;
+pub(crate) const LARGEST_PAGE: usize = 16 * 1024 * 1024;
 
 /// A drawing's bytes as a body chunk, shared, not copied.
 struct Drawing(Arc<str>);
@@ -222,7 +222,7 @@ pub async fn put_in_maps(State(pieces): State<Arc<MapPieces>>, mut request: Requ
     };
     let marker = memchr::memmem::find(&page, MapSlot::MARKER.as_bytes());
     let (at, svg) = match (marker, slot.take()) {
-        (Some(at), Some(svg)) => (at, svg),
+        (Some(at), Some(map)) => (at, map.svg),
         // A page that drew no map, or rendered none (a fan sent to the
         // waiting room), goes as it is.
         (None, _) => return Response::from_parts(parts, Body::from(page)),

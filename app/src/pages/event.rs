@@ -75,6 +75,8 @@ pub async fn load_event_page(event_id: String, section: Option<String>, block: O
         (summary.seats_total, summary.seats_available) = (place.total, place.available);
     }
     let whole_map = matches!(shown, Shown::Overview) && layout.seats.len() <= settings.whole_at_most;
+    let server_now_ms = board.taken_at.timestamp_millis();
+    crate::server::PageClock::record(server_now_ms);
     Ok(Some(EventPageData {
         whole_map,
         summary,
@@ -82,7 +84,7 @@ pub async fn load_event_page(event_id: String, section: Option<String>, block: O
             Shown::Whole => layout.sections.iter().filter(|s| !s.is_standing()).map(|s| s.name.clone()).collect(),
             _ => Vec::new(),
         },
-        svg: map.as_ref().map(|m| map_or_marker(&m.svg)).unwrap_or_default(),
+        svg: map.as_ref().map(map_or_marker).unwrap_or_default(),
         epoch: map.as_ref().map_or(board.epoch, |m| m.epoch),
         seq: map.as_ref().map_or(board.seq, |m| m.seq),
         feed,
@@ -95,7 +97,7 @@ pub async fn load_event_page(event_id: String, section: Option<String>, block: O
             total_cents: h.total_cents,
             expires_at_ms: h.expires_at.timestamp_millis(),
         }),
-        server_now_ms: board.taken_at.timestamp_millis(),
+        server_now_ms,
         gate,
         admission_token: admission.as_ref().map(|a| a.0.clone()),
         queue_token: admission.and_then(|a| a.1),
@@ -106,14 +108,14 @@ pub async fn load_event_page(event_id: String, section: Option<String>, block: O
 /// The map for the page's markup: the marker when the server puts the map
 /// in after rendering (a page request), else the map itself.
 #[cfg(feature = "ssr")]
-fn map_or_marker(svg: &std::sync::Arc<str>) -> String {
+fn map_or_marker(map: &crate::seatmap::DrawnMap) -> String {
     use crate::seatmap::MapSlot;
     match use_context::<http::request::Parts>().and_then(|parts| parts.extensions.get::<MapSlot>().cloned()) {
         Some(slot) => {
-            slot.put(svg.clone());
+            slot.put(map.clone());
             MapSlot::MARKER.to_owned()
         }
-        None => svg.to_string(),
+        None => map.svg.to_string(),
     }
 }
 

@@ -15,6 +15,7 @@ mod draw;
 
 use std::collections::HashMap;
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
@@ -103,6 +104,15 @@ pub struct DrawnMap {
     pub svg: Arc<str>,
     pub epoch: u32,
     pub seq: u64,
+    /// Set once a newer drawing of the same view has taken its place.
+    replaced: Arc<AtomicBool>,
+}
+
+impl DrawnMap {
+    /// Whether this is still the drawing fans are shown of its view.
+    pub fn is_current(&self) -> bool {
+        !self.replaced.load(Ordering::Acquire)
+    }
 }
 
 /// Where a page's map goes when the server puts it in after rendering.
@@ -116,7 +126,7 @@ pub struct DrawnMap {
 /// without a slot (the server function called from the browser) gets the
 /// map in its answer as before.
 #[derive(Debug, Clone, Default)]
-pub struct MapSlot(Arc<Mutex<Option<Arc<str>>>>);
+pub struct MapSlot(Arc<Mutex<Option<DrawnMap>>>);
 
 impl MapSlot {
     /// Stands in the rendered page for the map. It cannot come from data:
@@ -124,12 +134,12 @@ impl MapSlot {
     pub const MARKER: &'static str = "<!--frontrow:seat-map-->";
 
     /// Leaves the drawing in the slot; the page shows the marker.
-    pub fn put(&self, svg: Arc<str>) {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(svg);
+    pub fn put(&self, map: DrawnMap) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(map);
     }
 
     /// The drawing left for this request, if any.
-    pub fn take(&self) -> Option<Arc<str>> {
+    pub fn take(&self) -> Option<DrawnMap> {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 }
@@ -187,8 +197,11 @@ pub fn fans_map(board: &BoardSnapshot, view: &MapView, max_age: Duration) -> Dra
             return map.clone();
         }
     }
-    let map = DrawnMap { svg: draw(board, view, Audience::Fans).into(), epoch: board.epoch, seq: board.seq };
-    DRAWN.lock().unwrap_or_else(|e| e.into_inner()).insert(key, (board.revision.clone(), Instant::now(), map.clone()));
+    let map = DrawnMap { svg: draw(board, view, Audience::Fans).into(), epoch: board.epoch, seq: board.seq, replaced: Arc::default() };
+    let before = DRAWN.lock().unwrap_or_else(|e| e.into_inner()).insert(key, (board.revision.clone(), Instant::now(), map.clone()));
+    if let Some((_, _, replaced)) = before {
+        replaced.replaced.store(true, Ordering::Release);
+    }
     map
 }
 

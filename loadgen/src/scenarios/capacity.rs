@@ -5,8 +5,8 @@ use super::*;
 #[derive(clap::Args)]
 pub struct CapacityArgs {
     /// healthz (fixed bytes), seats (the seat-map JSON), page (the
-    /// server-rendered seat-map page, in gzip as browsers take it), holds,
-    /// joins.
+    /// server-rendered seat-map page, in gzip as browsers take it, signed
+    /// out), fan-page (the same signed in, each fan's own), holds, joins.
     #[arg(long)]
     what: String,
     #[arg(long, default_value_t = 32)]
@@ -22,11 +22,11 @@ pub async fn capacity(ctx: &Ctx, args: CapacityArgs) -> Result<Report> {
     let api = &ctx.api;
     let event_id = match args.what.as_str() {
         "healthz" => String::new(),
-        "seats" | "page" | "holds" => create_event(api, &ctx.staff, &event_body(&format!("Capacity {}", rand::random::<u32>()), args.seats, 600, 50, false)).await?,
+        "seats" | "page" | "fan-page" | "holds" => create_event(api, &ctx.staff, &event_body(&format!("Capacity {}", rand::random::<u32>()), args.seats, 600, 50, false)).await?,
         "joins" => create_event(api, &ctx.staff, &event_body(&format!("Joins {}", rand::random::<u32>()), 100, 600, 4, true)).await?,
-        other => bail!("unknown --what {other}: healthz, seats, page, holds or joins"),
+        other => bail!("unknown --what {other}: healthz, seats, page, fan-page, holds or joins"),
     };
-    if matches!(args.what.as_str(), "holds" | "joins") {
+    if matches!(args.what.as_str(), "fan-page" | "holds" | "joins") {
         need_fans(ctx, args.concurrency)?;
     }
     let rec = Arc::new(Recorder::default());
@@ -44,7 +44,11 @@ pub async fn capacity(ctx: &Ctx, args: CapacityArgs) -> Result<Report> {
                 let ok = match what.as_str() {
                     "healthz" => timed(&rec, "GET /healthz", t, api.get("/healthz", None)).await.is_some_and(|r| r.status == 200),
                     "seats" => timed(&rec, "GET seat map JSON", t, api.read(&format!("/api/v1/events/{ev}/seats"), None)).await.is_some_and(|r| r.status == 200),
-                    "page" => timed(&rec, "GET seat-map page", t, api.read(&format!("/events/{ev}"), None)).await.is_some_and(|r| r.status == 200),
+                    "page" => timed(&rec, "GET seat-map page", t, api.page(&format!("/events/{ev}"), None)).await.is_some_and(|r| r.status == 200),
+                    "fan-page" => {
+                        let fan = &fans[next.fetch_add(1, Ordering::Relaxed) % fans.len()];
+                        timed(&rec, "GET seat-map page, signed in", t, api.page(&format!("/events/{ev}"), Some(&fan.session))).await.is_some_and(|r| r.status == 200)
+                    }
                     "holds" => {
                         // Seats in order, so holds never conflict: the bare rate.
                         let n = next.fetch_add(1, Ordering::Relaxed);

@@ -35,7 +35,7 @@ pub async fn storm(ctx: &Ctx, args: StormArgs) -> Result<Report> {
                 let (api, ev, rec, fan, bar) = (api.clone(), ev.clone(), rec.clone(), fans[i as usize % fans.len()].clone(), bar.clone());
                 async move {
                     if i % 2 == 0 {
-                        timed(&rec, "read: seat-map page", intended, api.read(&format!("/events/{ev}"), Some(&fan.session))).await;
+                        timed(&rec, "read: seat-map page", intended, api.page(&format!("/events/{ev}"), Some(&fan.session))).await;
                     } else {
                         timed(&rec, "read: seats JSON", intended, api.read(&format!("/api/v1/events/{ev}/seats"), Some(&fan.session))).await;
                     }

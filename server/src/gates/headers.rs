@@ -24,12 +24,25 @@ pub fn nonce() -> String {
 #[derive(Clone, Default)]
 pub struct PageNonce(Arc<Mutex<Option<String>>>);
 
+impl PageNonce {
+    /// The nonce the page was rendered with, if it was.
+    pub fn get(&self) -> Option<String> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The page goes out with this nonce (a kept page's own, see
+    /// `page_cache`).
+    pub fn set(&self, nonce: String) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(nonce);
+    }
+}
+
 /// Called in the app's context of every render: hands the page's nonce to
 /// [`security_headers`] through the request.
 pub fn record_page_nonce() {
     let (Some(parts), Some(nonce)) = (leptos::prelude::use_context::<axum::http::request::Parts>(), leptos::nonce::use_nonce()) else { return };
     if let Some(slot) = parts.extensions.get::<PageNonce>() {
-        *slot.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(nonce.to_string());
+        slot.set(nonce.to_string());
     }
 }
 

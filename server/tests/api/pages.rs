@@ -95,6 +95,59 @@ async fn a_big_map_page_in_gzip_decodes_to_the_page_and_follows_changes() {
     app.stop().await;
 }
 
+/// A signed-out viewer's page with its policy and the clock it shows.
+async fn signed_out_page(app: &TestApp, path: &str) -> (String, String, i64) {
+    let r = reqwest::Client::new().get(app.url(path)).header("accept", "text/html").send().await.expect("page");
+    assert_eq!(r.status(), 200);
+    assert!(r.headers().get("set-cookie").is_none(), "no session for a viewer");
+    let policy = r.headers()["content-security-policy"].to_str().expect("ascii").to_owned();
+    let html = r.text().await.expect("body");
+    let at = html.find("server_now_ms").expect("the picker's clock") + "server_now_ms".len();
+    let digits: String = html[at..].chars().skip_while(|c| !c.is_ascii_digit()).take_while(char::is_ascii_digit).collect();
+    (html, policy, digits.parse().expect("the clock in milliseconds"))
+}
+
+/// Signed-out viewers of one address share one render, kept for a short
+/// while (a minute here), but each gets a nonce of their own (the one
+/// their policy names) and the clock of their own request; a signed-in fan
+/// gets a page of their own, now.
+#[tokio::test]
+async fn signed_out_viewers_share_a_render_but_not_its_nonce_or_clock() {
+    let app = spawn_app_with(|s| s.signed_out_page_ms = 60_000).await;
+    let event_id = app.event(2, 6, 300, 6).await;
+    let path = format!("/events/{event_id}");
+    let (first, first_policy, first_clock) = signed_out_page(&app, &path).await;
+    tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
+    let fan = app.fan().await;
+    let hold = fan.hold(event_id, &["A-1-1"]).await;
+    assert_eq!(hold.status, 201);
+    let (second, second_policy, second_clock) = signed_out_page(&app, &path).await;
+
+    let nonce_of = |html: &str, policy: &str| {
+        let nonce = policy.split("'nonce-").nth(1).and_then(|rest| rest.split('\'').next()).expect("a nonce in the policy").to_owned();
+        assert!(html.matches(&format!(r#"nonce="{nonce}""#)).count() >= 2, "the page's scripts carry its policy's nonce");
+        nonce
+    };
+    let (first_nonce, second_nonce) = (nonce_of(&first, &first_policy), nonce_of(&second, &second_policy));
+    assert_ne!(first_nonce, second_nonce, "a nonce per viewer");
+    assert!(second_clock >= first_clock + 1_000, "the clock of each request: {first_clock} then {second_clock}");
+    let now = chrono::Utc::now().timestamp_millis();
+    assert!((now - second_clock).abs() < 5_000, "the clock is now: {second_clock} at {now}");
+    let same = |html: &str, nonce: &str, clock: i64| html.replace(nonce, "NONCE").replace(&clock.to_string(), "CLOCK");
+    assert_eq!(same(&first, &first_nonce, first_clock), same(&second, &second_nonce, second_clock), "the rest is the kept render");
+    assert!(second.contains(r#"id="s-A-1-1" class="seat t0 av""#), "kept from before the hold, for at most the time set");
+
+    let (status, own) = page(&fan, &path).await;
+    assert_eq!(status, 200);
+    let hold_id = hold.body["hold_id"].as_str().expect("the hold's id");
+    assert!(own.contains(hold_id) && !second.contains(hold_id), "a fan's own page, with their hold, is rendered for them");
+    assert!(own.contains(r#"id="s-A-1-1" class="seat t0 hd""#), "with the map as it is now");
+    let (third, _, _) = signed_out_page(&app, &path).await;
+    assert!(third.contains(r#"id="s-A-1-1" class="seat t0 hd""#), "once the map is drawn anew, the kept page is rendered again");
+    assert!(own.contains("signed_in&quot;:true") && second.contains("signed_in&quot;:false"));
+    app.stop().await;
+}
+
 #[tokio::test]
 async fn unknown_pages_and_events_are_404() {
     let app = spawn_app().await;

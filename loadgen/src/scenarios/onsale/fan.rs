@@ -117,7 +117,7 @@ impl Sale {
 
         // The seat map the admitted fan lands on.
         let t = Instant::now();
-        timed(rec, "seat-map page", t, api.read(&format!("/events/{ev}"), s)).await;
+        timed(rec, "seat-map page", t, api.page(&format!("/events/{ev}"), s)).await;
 
         let hold = match self.hold_with_retries(fan, &admission).await {
             Ok(h) => h,
