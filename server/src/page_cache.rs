@@ -180,12 +180,8 @@ async fn render_and_keep(mut request: Request, next: Next) -> (Option<Arc<KeptPa
             return (None, AppError::internal().into_response());
         }
     };
-    // The drawing goes back in the slot for this request's answer.
-    let map = map.and_then(|slot| {
-        let drawing = slot.take()?;
-        slot.put(drawing.clone());
-        Some(drawing)
-    });
+    // The drawing stays in the slot for this request's answer.
+    let map = map.and_then(|slot| slot.peek());
     let holes = holes_in(&body, &nonce, clock.get());
     let mut headers = parts.headers.clone();
     headers.remove(CONTENT_LENGTH);
@@ -225,7 +221,7 @@ fn holes_in(body: &[u8], nonce: &str, clock_ms: Option<i64>) -> Vec<(Range<usize
 }
 
 /// The kept page for one request: its own nonce (for the policy too), its
-/// own clock, the drawing in its map slot; `None` when that drawing is gone.
+/// own clock, the drawing in its map slot; `None` when it has been drawn anew.
 fn answer_from(kept: &KeptPage, request: &Request) -> Option<Response> {
     if kept.map.as_ref().is_some_and(|map| !map.is_current()) {
         return None;

@@ -138,6 +138,11 @@ impl MapSlot {
         *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(map);
     }
 
+    /// The drawing left for this request, if any, left there too.
+    pub fn peek(&self) -> Option<DrawnMap> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
     /// The drawing left for this request, if any.
     pub fn take(&self) -> Option<DrawnMap> {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
