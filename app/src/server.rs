@@ -93,22 +93,30 @@ pub fn content_security_policy(nonce: &str) -> String {
     )
 }
 
-/// Where a page request's render leaves the server clock it printed (the
-/// pickers' `server_now_ms`), when the server asks for it: a page kept for
-/// later viewers then goes to each with the clock of their own request.
+/// What an event page's render says of itself, when the server asks (a
+/// page kept for later viewers): the server clock it printed (the pickers'
+/// `server_now_ms`, each later viewer gets the clock of their own request),
+/// and whether it is the page every viewer like this one gets (no hold, no
+/// waiting-room admission of theirs in it).
 #[derive(Debug, Clone, Default)]
-pub struct PageClock(std::sync::Arc<std::sync::Mutex<Option<i64>>>);
+pub struct RenderedPage(std::sync::Arc<std::sync::Mutex<Option<PageFacts>>>);
 
-impl PageClock {
-    /// Notes, for the request being rendered, that its page says `ms`.
-    pub fn record(ms: i64) {
-        if let Some(slot) = use_context::<http::request::Parts>().and_then(|parts| parts.extensions.get::<PageClock>().cloned()) {
-            *slot.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(ms);
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PageFacts {
+    pub server_now_ms: i64,
+    pub shared: bool,
+}
+
+impl RenderedPage {
+    /// Notes, for the request being rendered, what its page is.
+    pub fn record(facts: PageFacts) {
+        if let Some(slot) = use_context::<http::request::Parts>().and_then(|parts| parts.extensions.get::<RenderedPage>().cloned()) {
+            *slot.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(facts);
         }
     }
 
-    /// The clock the page was rendered with, if noted.
-    pub fn get(&self) -> Option<i64> {
+    /// What the page noted, if it did.
+    pub fn facts(&self) -> Option<PageFacts> {
         *self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 }

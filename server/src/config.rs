@@ -196,12 +196,13 @@ pub struct ServeArgs {
     /// readers (0: at every change). Viewers get each change live anyway.
     #[arg(long, env = "FRONTROW_MAP_REFRESH_MS", default_value_t = 50)]
     pub map_refresh_ms: u64,
-    /// How long an event page rendered for a signed-out viewer is kept for
-    /// the next ones (each with a nonce and clock of their own): a change of
+    /// How long an event page rendered for a signed-out viewer, or for a
+    /// signed-in fan without a hold, is kept for the next such viewers (each
+    /// with a nonce, a clock and header links of their own): a change of
     /// the event (its sale opening, staff unpublishing it) reaches them
     /// this much later. 0: rendered for each.
-    #[arg(long, env = "FRONTROW_SIGNED_OUT_PAGE_MS", default_value_t = 50)]
-    pub signed_out_page_ms: u64,
+    #[arg(long, env = "FRONTROW_PAGE_KEEP_MS", default_value_t = 50)]
+    pub page_keep_ms: u64,
     /// Venues with more seats than this (and more than one section) open
     /// on an overview of their sections; smaller ones show every seat on
     /// one map. Venues with a standing area always open on the overview.

@@ -285,7 +285,7 @@ fn router(state: AppState) -> Router {
         crate::gates::headers::record_page_nonce();
     };
 
-    let signed_out_pages = crate::page_cache::SignedOutPages::new(Duration::from_millis(state.settings.signed_out_page_ms)).map(Arc::new);
+    let kept_pages = crate::page_cache::KeptPages::new(Duration::from_millis(state.settings.page_keep_ms), state.engine.clone()).map(Arc::new);
     let x_request_id = HeaderName::from_static("x-request-id");
     Router::new()
         .merge(api::router(state.clone()))
@@ -297,11 +297,11 @@ fn router(state: AppState) -> Router {
             move || frontrow_app::shell(options.clone())
         })
         .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(app_context, frontrow_app::shell))
-        // Innermost first: signed-out viewers' event pages (rendered once
-        // per short while, see page_cache), a failed server function's
+        // Innermost first: event pages shared by their viewers (rendered
+        // once per short while, see page_cache), a failed server function's
         // status, then the rate limit, the bound on work in flight, and the
         // metrics that see the final answer.
-        .route_layer(axum::middleware::from_fn_with_state(signed_out_pages, crate::page_cache::signed_out_pages))
+        .route_layer(axum::middleware::from_fn_with_state(kept_pages, crate::page_cache::kept_pages))
         .route_layer(axum::middleware::from_fn(api::server_fn_status))
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), crate::gates::limits::rate_limit_server_fns))
         .route_layer(axum::middleware::from_fn_with_state(state.in_flight.clone(), crate::gates::shed::shed_load))

@@ -76,7 +76,8 @@ pub async fn load_event_page(event_id: String, section: Option<String>, block: O
     }
     let whole_map = matches!(shown, Shown::Overview) && layout.seats.len() <= settings.whole_at_most;
     let server_now_ms = board.taken_at.timestamp_millis();
-    crate::server::PageClock::record(server_now_ms);
+    let shared = hold.is_none() && gate.is_none() && admission.is_none();
+    crate::server::RenderedPage::record(crate::server::PageFacts { server_now_ms, shared });
     Ok(Some(EventPageData {
         whole_map,
         summary,
@@ -103,6 +104,31 @@ pub async fn load_event_page(event_id: String, section: Option<String>, block: O
         queue_token: admission.and_then(|a| a.1),
         shown,
     }))
+}
+
+/// The signed-in fan, when their page of this event is the one every
+/// signed-in fan gets (no hold of theirs, no waiting room): a page kept for
+/// fans then serves them with their own header links put in. `None`: their
+/// page is rendered for them.
+#[cfg(feature = "ssr")]
+pub async fn fan_sharing_the_page(
+    engine: &frontrow_engine::Engine,
+    session: &tower_sessions::Session,
+    event_id: frontrow_model::EventId,
+) -> Result<Option<frontrow_model::User>, AppError> {
+    use frontrow_engine::EngineError;
+    let Some(user) = crate::session::current_user(session, engine).await? else { return Ok(None) };
+    match engine.board().snapshot(event_id).await {
+        Ok(board) if board.event.published && !board.event.waiting_room_enabled => {}
+        Ok(_) | Err(EngineError::NotFound) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    }
+    // As the page itself does: without the database no hold is shown.
+    match engine.active_hold(user.user_id, event_id).await {
+        Ok(None) | Err(EngineError::Unavailable(_)) => Ok(Some(user)),
+        Ok(Some(_)) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// The map for the page's markup: the marker when the server puts the map

@@ -10,6 +10,8 @@ mod events;
 pub use bookings::{AccountPage, BookingPage, CheckoutPage};
 pub use choose::{ChooseRowPage, ChooseSectionPage, ChooseSectionsPage};
 pub use event::{EventPage, SectionPage};
+#[cfg(feature = "ssr")]
+pub use event::fan_sharing_the_page;
 pub use events::EventsPage;
 
 use frontrow_model::{AppError, Role, User};
@@ -69,23 +71,35 @@ pub fn SiteHeader() -> impl IntoView {
             <a class="brand" href="/">"frontrow"</a>
             <nav aria-label="Account">
                 <Suspense fallback=|| ()>
-                    {move || Suspend::new(async move {
-                        match load_viewer().await.ok().flatten() {
-                            Some(v) => view! {
-                                {(v.role != Role::Fan).then(|| view! { <a href="/admin">"Box office"</a> })}
-                                <a href="/account">"My bookings"</a>
-                                <span class="who">{v.name}</span>
-                            }.into_any(),
-                            None => view! {
-                                <a href="/signin">"Sign in"</a>
-                                <a href="/signup" class="button-link">"Sign up"</a>
-                            }.into_any(),
-                        }
-                    })}
+                    {move || Suspend::new(async move { viewer_links(load_viewer().await.ok().flatten().as_ref()) })}
                 </Suspense>
             </nav>
         </header>
     }
+}
+
+/// The header's links for the viewer: their own, or the way in.
+fn viewer_links(viewer: Option<&User>) -> AnyView {
+    match viewer {
+        Some(v) => view! {
+            {(v.role != Role::Fan).then(|| view! { <a href="/admin">"Box office"</a> })}
+            <a href="/account">"My bookings"</a>
+            <span class="who">{v.name.clone()}</span>
+        }
+        .into_any(),
+        None => view! {
+            <a href="/signin">"Sign in"</a>
+            <a href="/signup" class="button-link">"Sign up"</a>
+        }
+        .into_any(),
+    }
+}
+
+/// The header's links for `viewer` as markup, as a page shows them: a page
+/// kept for every signed-in fan gets each fan's own put in.
+#[cfg(feature = "ssr")]
+pub fn viewer_links_html(viewer: Option<&User>) -> String {
+    viewer_links(viewer).to_html()
 }
 
 #[component]

@@ -101,7 +101,7 @@ pub fn test_settings() -> ServeArgs {
     s.reaper_interval_ms = 100;
     // A read right after a write sees it (no re-render interval).
     s.map_refresh_ms = 0;
-    s.signed_out_page_ms = 0;
+    s.page_keep_ms = 0;
     s.reconcile_interval_ms = 100;
     s.checkout_wait_ms = 2000;
     s.sim_slow_ms = 1000;
@@ -171,9 +171,14 @@ impl TestApp {
 
     /// A new fan, signed up through the API.
     pub async fn fan(&self) -> Client {
+        self.fan_named("Fan").await
+    }
+
+    /// A new fan called `name`, signed up through the API.
+    pub async fn fan_named(&self, name: &str) -> Client {
         let c = self.client();
         let email = format!("fan-{}@example.test", Uuid::new_v4().simple());
-        let r = c.post("/api/v1/auth/signup", json!({ "email": email, "password": PASSWORD, "name": "Fan" })).await;
+        let r = c.post("/api/v1/auth/signup", json!({ "email": email, "password": PASSWORD, "name": name })).await;
         assert_eq!(r.status, 201, "signup: {}", r.body);
         c
     }

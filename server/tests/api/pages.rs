@@ -102,9 +102,14 @@ async fn signed_out_page(app: &TestApp, path: &str) -> (String, String, i64) {
     assert!(r.headers().get("set-cookie").is_none(), "no session for a viewer");
     let policy = r.headers()["content-security-policy"].to_str().expect("ascii").to_owned();
     let html = r.text().await.expect("body");
+    let clock = clock_digits(&html).parse().expect("the clock in milliseconds");
+    (html, policy, clock)
+}
+
+/// The digits of the clock a page's picker starts from.
+fn clock_digits(html: &str) -> String {
     let at = html.find("server_now_ms").expect("the picker's clock") + "server_now_ms".len();
-    let digits: String = html[at..].chars().skip_while(|c| !c.is_ascii_digit()).take_while(char::is_ascii_digit).collect();
-    (html, policy, digits.parse().expect("the clock in milliseconds"))
+    html[at..].chars().skip_while(|c| !c.is_ascii_digit()).take_while(char::is_ascii_digit).collect()
 }
 
 /// Signed-out viewers of one address share one render, kept for a short
@@ -113,7 +118,7 @@ async fn signed_out_page(app: &TestApp, path: &str) -> (String, String, i64) {
 /// gets a page of their own, now.
 #[tokio::test]
 async fn signed_out_viewers_share_a_render_but_not_its_nonce_or_clock() {
-    let app = spawn_app_with(|s| s.signed_out_page_ms = 60_000).await;
+    let app = spawn_app_with(|s| s.page_keep_ms = 60_000).await;
     let event_id = app.event(2, 6, 300, 6).await;
     let path = format!("/events/{event_id}");
     let (first, first_policy, first_clock) = signed_out_page(&app, &path).await;
@@ -145,6 +150,70 @@ async fn signed_out_viewers_share_a_render_but_not_its_nonce_or_clock() {
     let (third, _, _) = signed_out_page(&app, &path).await;
     assert!(third.contains(r#"id="s-A-1-1" class="seat t0 hd""#), "once the map is drawn anew, the kept page is rendered again");
     assert!(own.contains("signed_in&quot;:true") && second.contains("signed_in&quot;:false"));
+    app.stop().await;
+}
+
+/// How many event pages this test binary's servers answered from a kept
+/// page for signed-in fans (only tests that keep pages count).
+async fn fan_pages_kept(app: &TestApp) -> f64 {
+    let metrics = app.client().http.get(app.url("/metrics")).send().await.expect("metrics").text().await.expect("text");
+    metrics
+        .lines()
+        .filter(|l| l.starts_with("frontrow_kept_pages_total") && l.contains(r#"viewer="fan""#) && l.contains(r#"outcome="kept""#))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+/// A signed-in fan's page as a browser asks for it, with its policy's nonce.
+async fn fan_page(fan: &Client, path: &str) -> (String, String) {
+    let r = fan.http.get(format!("{}{path}", fan.base)).header("accept", "text/html").send().await.expect("page");
+    assert_eq!(r.status(), 200);
+    let policy = r.headers()["content-security-policy"].to_str().expect("ascii").to_owned();
+    let nonce = policy.split("'nonce-").nth(1).and_then(|rest| rest.split('\'').next()).expect("a nonce in the policy").to_owned();
+    let html = r.text().await.expect("body");
+    assert!(html.matches(&format!(r#"nonce="{nonce}""#)).count() >= 2, "the page's scripts carry its policy's nonce");
+    (html, nonce)
+}
+
+/// Signed-in fans without a hold share one render too, each with their
+/// own name (escaped) and links in the header; staff get theirs; a fan
+/// with a hold gets a page of their own, with it.
+#[tokio::test]
+async fn signed_in_fans_share_a_render_with_their_own_header() {
+    let app = spawn_app_with(|s| s.page_keep_ms = 60_000).await;
+    let event_id = app.event(2, 6, 300, 6).await;
+    let path = format!("/events/{event_id}");
+    let (ann, bob, staff) = (app.fan_named("Ann Example").await, app.fan_named("Bob <b>&</b>").await, app.staff().await);
+    let before = fan_pages_kept(&app).await;
+    let (ann_page, ann_nonce) = fan_page(&ann, &path).await;
+    let (bob_page, bob_nonce) = fan_page(&bob, &path).await;
+    let (staff_page, staff_nonce) = fan_page(&staff, &path).await;
+    assert!(fan_pages_kept(&app).await >= before + 2.0, "Bob's and the staff member's pages were Ann's render");
+
+    assert!(ann_page.contains(r#"<span class="who">Ann Example</span>"#) && !ann_page.contains("Bob"));
+    assert!(bob_page.contains(r#"<span class="who">Bob &lt;b&gt;&amp;&lt;/b&gt;</span>"#), "the name escaped");
+    assert!(!bob_page.contains("Ann Example") && !bob_page.contains("<b>&"), "nobody else's name");
+    assert!(staff_page.contains(r#"<a href="/admin">Box office</a>"#) && !ann_page.contains(r#"href="/admin""#));
+    for page in [&ann_page, &bob_page, &staff_page] {
+        assert!(page.contains("signed_in&quot;:true"), "a signed-in picker");
+    }
+    let same = |html: &str, nonce: &str, who: &str| html.replace(nonce, "NONCE").replace(who, "WHO").replace(&clock_digits(html), "CLOCK");
+    assert_eq!(
+        same(&ann_page, &ann_nonce, r#"<a href="/account">My bookings</a><span class="who">Ann Example</span>"#),
+        same(&bob_page, &bob_nonce, r#"<a href="/account">My bookings</a><span class="who">Bob &lt;b&gt;&amp;&lt;/b&gt;</span>"#),
+        "the rest is the one render"
+    );
+    assert_ne!(ann_nonce, bob_nonce);
+    assert_ne!(bob_nonce, staff_nonce);
+
+    let hold = bob.hold(event_id, &["A-1-2"]).await;
+    assert_eq!(hold.status, 201, "{}", hold.body);
+    let hold_id = hold.body["hold_id"].as_str().expect("the hold's id");
+    let (own, _) = fan_page(&bob, &path).await;
+    assert!(own.contains(hold_id) && own.contains(r#"id="s-A-1-2" class="seat t0 hd""#), "a fan with a hold gets their own page, with it");
+    let (ann_again, _) = fan_page(&ann, &path).await;
+    assert!(!ann_again.contains(hold_id), "nobody else's hold");
+    assert!(ann_again.contains(r#"id="s-A-1-2" class="seat t0 hd""#), "once the map is drawn anew, the kept page is rendered again");
     app.stop().await;
 }
 
