@@ -94,16 +94,17 @@ pub fn content_security_policy(nonce: &str) -> String {
 }
 
 /// What an event page's render says of itself, when the server asks (a
-/// page kept for later viewers): the server clock it printed (the pickers'
-/// `server_now_ms`, each later viewer gets the clock of their own request),
-/// and whether it is the page every viewer like this one gets (no hold, no
-/// waiting-room admission of theirs in it).
+/// page kept for later viewers): the server clock it printed, if any (the
+/// pickers' `server_now_ms`, each later viewer gets the clock of their own
+/// request), and whether it is the page every viewer like this one gets
+/// (no hold, no waiting-room admission of theirs in it). A page that says
+/// nothing is not kept.
 #[derive(Debug, Clone, Default)]
 pub struct RenderedPage(std::sync::Arc<std::sync::Mutex<Option<PageFacts>>>);
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PageFacts {
-    pub server_now_ms: i64,
+    pub server_now_ms: Option<i64>,
     pub shared: bool,
 }
 

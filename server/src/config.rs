@@ -201,8 +201,12 @@ pub struct ServeArgs {
     /// with a nonce, a clock and header links of their own): a change of
     /// the event (its sale opening, staff unpublishing it) reaches them
     /// this much later. 0: rendered for each.
-    #[arg(long, env = "FRONTROW_PAGE_KEEP_MS", default_value_t = 50)]
-    pub page_keep_ms: u64,
+    #[arg(long, env = "FRONTROW_PAGE_KEEP_MS")]
+    pub page_keep_ms: Option<u64>,
+    /// The earlier name of `FRONTROW_PAGE_KEEP_MS`, still read when that
+    /// is not set (a deployment that turned keeping off stays off).
+    #[arg(long, env = "FRONTROW_SIGNED_OUT_PAGE_MS", hide = true)]
+    pub signed_out_page_ms: Option<u64>,
     /// Venues with more seats than this (and more than one section) open
     /// on an overview of their sections; smaller ones show every seat on
     /// one map. Venues with a standing area always open on the overview.
@@ -257,6 +261,11 @@ impl Default for ServeArgs {
 impl ServeArgs {
     pub fn checkout_wait(&self) -> Duration {
         Duration::from_millis(self.checkout_wait_ms)
+    }
+
+    /// How long a shared event page is kept (50 ms unless set).
+    pub fn page_keep(&self) -> Duration {
+        Duration::from_millis(self.page_keep_ms.or(self.signed_out_page_ms).unwrap_or(50))
     }
     /// Where fans reach this site (links in email): the public URL, or the
     /// listen address.

@@ -229,6 +229,8 @@ async fn render_and_keep(mut request: Request, next: Next, viewer: &Viewer) -> (
     }
     // The drawing stays in the slot for this request's answer.
     let map = map.and_then(|slot| slot.peek());
+    // Nothing of the viewer's is in these (cookies and a policy of the
+    // render's own are refused above; the outer layers add theirs).
     let mut headers = parts.headers.clone();
     headers.remove(CONTENT_LENGTH);
     let kept = Arc::new(KeptPage { headers, body: body.clone(), holes, map });
@@ -237,15 +239,15 @@ async fn render_and_keep(mut request: Request, next: Next, viewer: &Viewer) -> (
 
 /// Where the nonce and the clock are in a rendered page: every place the
 /// nonce appears, and the clock's digits just after `server_now_ms`.
-fn holes_in(body: &[u8], nonce: &str, clock_ms: i64) -> Vec<(Range<usize>, Hole)> {
+fn holes_in(body: &[u8], nonce: &str, clock_ms: Option<i64>) -> Vec<(Range<usize>, Hole)> {
     let mut holes: Vec<(Range<usize>, Hole)> = if nonce.is_empty() {
         Vec::new()
     } else {
         memchr::memmem::find_iter(body, nonce.as_bytes()).map(|at| (at..at + nonce.len(), Hole::Nonce)).collect()
     };
-    let digits = clock_ms.to_string();
+    let digits = clock_ms.map(|ms| ms.to_string()).unwrap_or_default();
     const NAME: &[u8] = b"server_now_ms";
-    for at in memchr::memmem::find_iter(body, NAME) {
+    for at in memchr::memmem::find_iter(body, NAME).filter(|_| !digits.is_empty()) {
         let after = at + NAME.len();
         // Between the name and the value only quoting and a colon
         // (`":` in JSON, `&quot;:` in an attribute).
@@ -357,7 +359,7 @@ mod tests {
     #[test]
     fn the_nonce_everywhere_and_the_clock_after_its_name_are_the_holes() {
         let body = br#"<script nonce="n0nce">x</script><i data-props="{&quot;seq&quot;:1700000000000,&quot;server_now_ms&quot;:1700000000000}"></i><link nonce="n0nce">{"server_now_ms":1700000000000}"#;
-        let holes = holes_in(body, "n0nce", 1_700_000_000_000);
+        let holes = holes_in(body, "n0nce", Some(1_700_000_000_000));
         let found: Vec<(&[u8], Hole)> = holes.iter().map(|(r, h)| (&body[r.clone()], *h)).collect();
         assert_eq!(
             found,
@@ -369,6 +371,6 @@ mod tests {
             ],
             "the same digits elsewhere are left alone"
         );
-        assert!(holes_in(br#"server_now_ms":17000000000001"#, "", 1_700_000_000_000).is_empty(), "only the whole number");
+        assert!(holes_in(br#"server_now_ms":17000000000001"#, "", Some(1_700_000_000_000)).is_empty(), "only the whole number");
     }
 }

@@ -285,7 +285,7 @@ fn router(state: AppState) -> Router {
         crate::gates::headers::record_page_nonce();
     };
 
-    let kept_pages = crate::page_cache::KeptPages::new(Duration::from_millis(state.settings.page_keep_ms), state.engine.clone()).map(Arc::new);
+    let kept_pages = crate::page_cache::KeptPages::new(state.settings.page_keep(), state.engine.clone()).map(Arc::new);
     let x_request_id = HeaderName::from_static("x-request-id");
     Router::new()
         .merge(api::router(state.clone()))

@@ -161,11 +161,8 @@ pub async fn queue_view(
     event_id: EventId,
     queue_token: &str,
 ) -> Result<frontrow_model::QueueView, AppError> {
-    if engine.queue_owner(event_id, queue_token).await? != fan.user_id {
-        return Err(AppError::not_found());
-    }
     let binding = binding(session).await?;
-    let (_, view) = engine.queue_status(event_id, queue_token, &binding).await?;
+    let view = engine.queue_status(event_id, queue_token, fan.user_id, &binding).await?;
     remember_queue(session, event_id, queue_token, view.admission_token.as_deref()).await?;
     Ok(view)
 }

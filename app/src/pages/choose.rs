@@ -19,6 +19,9 @@ pub async fn load_choice(event_id: String, section: Option<String>, row: Option<
     let Some((engine, session, board)) = crate::server::published_board(&event_id).await? else { return Ok(None) };
     let user = crate::session::current_user(&session, &engine).await?;
     let (gate, _) = crate::session::waiting_room_gate(&session, &engine, &board.event, user.as_ref()).await?;
+    // The lists are the same for every viewer like this one (signed in or
+    // not) who is let in.
+    crate::server::RenderedPage::record(crate::server::PageFacts { server_now_ms: None, shared: gate.is_none() });
     let layout = &board.layout;
     let index = match section.as_deref() {
         None => None,

@@ -77,7 +77,7 @@ pub async fn load_event_page(event_id: String, section: Option<String>, block: O
     let whole_map = matches!(shown, Shown::Overview) && layout.seats.len() <= settings.whole_at_most;
     let server_now_ms = board.taken_at.timestamp_millis();
     let shared = hold.is_none() && gate.is_none() && admission.is_none();
-    crate::server::RenderedPage::record(crate::server::PageFacts { server_now_ms, shared });
+    crate::server::RenderedPage::record(crate::server::PageFacts { server_now_ms: Some(server_now_ms), shared });
     Ok(Some(EventPageData {
         whole_map,
         summary,
@@ -109,7 +109,10 @@ pub async fn load_event_page(event_id: String, section: Option<String>, block: O
 /// The signed-in fan, when their page of this event is the one every
 /// signed-in fan gets (no hold of theirs, no waiting room): a page kept for
 /// fans then serves them with their own header links put in. `None`: their
-/// page is rendered for them.
+/// page is rendered for them. The database is asked only when the board
+/// says the fan may hold seats (a hold asked of another instance in the
+/// last moment may not be on this board yet: its page then misses the
+/// hold until the next one).
 #[cfg(feature = "ssr")]
 pub async fn fan_sharing_the_page(
     engine: &frontrow_engine::Engine,
@@ -118,10 +121,18 @@ pub async fn fan_sharing_the_page(
 ) -> Result<Option<frontrow_model::User>, AppError> {
     use frontrow_engine::EngineError;
     let Some(user) = crate::session::current_user(session, engine).await? else { return Ok(None) };
-    match engine.board().snapshot(event_id).await {
-        Ok(board) if board.event.published && !board.event.waiting_room_enabled => {}
-        Ok(_) | Err(EngineError::NotFound) => return Ok(None),
+    let live = match engine.board().event(event_id).await {
+        Ok(live) => live,
+        Err(EngineError::NotFound) => return Ok(None),
         Err(e) => return Err(e.into()),
+    };
+    if !live.facts().is_some_and(|event| event.published && !event.waiting_room_enabled) {
+        return Ok(None);
+    }
+    // The board knows whose tags are on its seats: most fans hold nothing
+    // and cost no query.
+    if !live.may_be_holding(user.user_id) {
+        return Ok(Some(user));
     }
     // As the page itself does: without the database no hold is shown.
     match engine.active_hold(user.user_id, event_id).await {

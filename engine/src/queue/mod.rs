@@ -79,17 +79,19 @@ impl Engine {
     /// Where the fan stands; "sold out" comes from the live seat map's count
     /// (no query). An admitted fan's admission is
     /// renewed and a fresh admission token signed for `binding` (their session).
-    pub async fn queue_status(&self, event_id: EventId, queue_token: &str, binding: &str) -> Result<(UserId, QueueView)> {
+    /// A token that is not `fan`'s reads as unknown (they travel in URLs).
+    pub async fn queue_status(&self, event_id: EventId, queue_token: &str, fan: UserId, binding: &str) -> Result<QueueView> {
         well_formed(queue_token)?;
         let pool = self.pool();
         let remaining = self.board().event(event_id).await?.available_now().ok_or(EngineError::NotFound)?;
         let row = sqlx::query!(
-            r#"SELECT e.user_id, e.ticket, e.admission_id, e.admission_expires_at > now() AS "live_admission?",
+            r#"SELECT e.ticket, e.admission_id, e.admission_expires_at > now() AS "live_admission?",
                       q.admitted_through, q.prequeue, q.admit_rate
                FROM queue_entries e JOIN queues q USING (event_id)
-               WHERE e.event_id = $1 AND e.queue_token = $2"#,
+               WHERE e.event_id = $1 AND e.queue_token = $2 AND e.user_id = $3"#,
             event_id.as_uuid(),
-            queue_token
+            queue_token,
+            fan.as_uuid()
         )
         .fetch_optional(pool)
         .await?
@@ -115,7 +117,7 @@ impl Engine {
                 )
                 .fetch_one(pool)
                 .await?;
-                let claims = AdmissionClaims { event_id, user_id: row.user_id.into(), admission_id, expires_at: expires_at.timestamp(), binding: binding.to_owned() };
+                let claims = AdmissionClaims { event_id, user_id: fan, admission_id, expires_at: expires_at.timestamp(), binding: binding.to_owned() };
                 view.state = QueueState::Admitted;
                 view.admission_token = Some(self.sign_admission(&claims));
                 view.admission_expires_at = Some(expires_at);
@@ -133,7 +135,7 @@ impl Engine {
                 }
             },
         }
-        Ok((row.user_id.into(), view))
+        Ok(view)
     }
 
     /// Events whose waiting room is on and whose show has not started.

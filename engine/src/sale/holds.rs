@@ -112,6 +112,8 @@ impl Engine {
     ) -> Result<Held> {
         let rules = self.hold_rules(event_id, fan, admission).await?;
         let live = self.board().event(event_id).await?;
+        // Until the board hears of this hold, it must not say the fan has none.
+        live.note_hold_asked(fan);
         let (ids, area, count) = match wanted {
             Wanted::Seats(seat_ids) => (seat_ids.iter().map(|s| s.as_str().to_owned()).collect::<Vec<_>>(), None, seat_ids.len()),
             Wanted::Places(places) => {

@@ -101,7 +101,7 @@ pub fn test_settings() -> ServeArgs {
     s.reaper_interval_ms = 100;
     // A read right after a write sees it (no re-render interval).
     s.map_refresh_ms = 0;
-    s.page_keep_ms = 0;
+    s.page_keep_ms = Some(0);
     s.reconcile_interval_ms = 100;
     s.checkout_wait_ms = 2000;
     s.sim_slow_ms = 1000;

@@ -118,7 +118,7 @@ fn clock_digits(html: &str) -> String {
 /// gets a page of their own, now.
 #[tokio::test]
 async fn signed_out_viewers_share_a_render_but_not_its_nonce_or_clock() {
-    let app = spawn_app_with(|s| s.page_keep_ms = 60_000).await;
+    let app = spawn_app_with(|s| s.page_keep_ms = Some(60_000)).await;
     let event_id = app.event(2, 6, 300, 6).await;
     let path = format!("/events/{event_id}");
     let (first, first_policy, first_clock) = signed_out_page(&app, &path).await;
@@ -176,24 +176,27 @@ async fn fan_page(fan: &Client, path: &str) -> (String, String) {
 }
 
 /// Signed-in fans without a hold share one render too, each with their
-/// own name (escaped) and links in the header; staff get theirs; a fan
-/// with a hold gets a page of their own, with it.
+/// own name (escaped) and links in the header (staff theirs, fans none of
+/// staff's); a fan with a hold gets a page of their own, with it.
 #[tokio::test]
 async fn signed_in_fans_share_a_render_with_their_own_header() {
-    let app = spawn_app_with(|s| s.page_keep_ms = 60_000).await;
+    let app = spawn_app_with(|s| s.page_keep_ms = Some(60_000)).await;
     let event_id = app.event(2, 6, 300, 6).await;
     let path = format!("/events/{event_id}");
     let (ann, bob, staff) = (app.fan_named("Ann Example").await, app.fan_named("Bob <b>&</b>").await, app.staff().await);
     let before = fan_pages_kept(&app).await;
+    // Staff first: their links must not reach the fans after them.
+    let (staff_page, staff_nonce) = fan_page(&staff, &path).await;
     let (ann_page, ann_nonce) = fan_page(&ann, &path).await;
     let (bob_page, bob_nonce) = fan_page(&bob, &path).await;
-    let (staff_page, staff_nonce) = fan_page(&staff, &path).await;
-    assert!(fan_pages_kept(&app).await >= before + 2.0, "Bob's and the staff member's pages were Ann's render");
+    assert!(fan_pages_kept(&app).await >= before + 2.0, "Ann's and Bob's pages were the staff member's render");
 
+    assert!(staff_page.contains(r#"<a href="/admin">Box office</a><a href="/account">My bookings</a><span class="who">Staff</span>"#));
+    assert!(!staff_page.contains("Ann Example") && !staff_page.contains("Bob"));
     assert!(ann_page.contains(r#"<span class="who">Ann Example</span>"#) && !ann_page.contains("Bob"));
+    assert!(!ann_page.contains(r#"href="/admin""#) && !ann_page.contains(r#"class="who">Staff<"#), "no staff links for a fan");
     assert!(bob_page.contains(r#"<span class="who">Bob &lt;b&gt;&amp;&lt;/b&gt;</span>"#), "the name escaped");
     assert!(!bob_page.contains("Ann Example") && !bob_page.contains("<b>&"), "nobody else's name");
-    assert!(staff_page.contains(r#"<a href="/admin">Box office</a>"#) && !ann_page.contains(r#"href="/admin""#));
     for page in [&ann_page, &bob_page, &staff_page] {
         assert!(page.contains("signed_in&quot;:true"), "a signed-in picker");
     }
@@ -204,7 +207,13 @@ async fn signed_in_fans_share_a_render_with_their_own_header() {
         "the rest is the one render"
     );
     assert_ne!(ann_nonce, bob_nonce);
-    assert_ne!(bob_nonce, staff_nonce);
+    assert_ne!(ann_nonce, staff_nonce);
+    let sections = format!("{path}/sections");
+    let kept = fan_pages_kept(&app).await;
+    let (ann_list, _) = fan_page(&ann, &sections).await;
+    let (bob_list, _) = fan_page(&bob, &sections).await;
+    assert!(fan_pages_kept(&app).await >= kept + 1.0, "the lists are shared too");
+    assert!(ann_list.contains("Ann Example") && bob_list.contains("Bob &lt;b&gt;") && !bob_list.contains("Ann Example"));
 
     let hold = bob.hold(event_id, &["A-1-2"]).await;
     assert_eq!(hold.status, 201, "{}", hold.body);

@@ -63,7 +63,7 @@ async fn admission(app: &TestApp, event_id: Uuid, fan: UserId) -> frontrow_engin
         .fetch_one(&app.pool)
         .await
         .expect("queue token");
-    let (_, view) = app.engine.queue_status(event_id.into(), &token, "binding").await.expect("status");
+    let view = app.engine.queue_status(event_id.into(), &token, fan, "binding").await.expect("status");
     let signed = view.admission_token.expect("an admitted fan gets a token");
     app.engine.admission(&signed, event_id.into(), fan, "binding").expect("the token verifies")
 }
@@ -151,12 +151,12 @@ async fn the_pre_queue_is_drawn_once_at_the_opening() {
         app.engine.join_queue(event_id.into(), fan).await.expect("join");
     }
     assert!(tickets(&app.pool, event_id).await.iter().all(|(_, t)| t.is_none()), "no places before the draw");
-    let token: String = sqlx::query_scalar("SELECT queue_token FROM queue_entries WHERE event_id = $1 LIMIT 1")
+    let (token, fan): (String, Uuid) = sqlx::query_as("SELECT queue_token, user_id FROM queue_entries WHERE event_id = $1 LIMIT 1")
         .bind(event_id)
         .fetch_one(&app.pool)
         .await
         .expect("token");
-    let (_, view) = app.engine.queue_status(event_id.into(), &token, "b").await.expect("status");
+    let view = app.engine.queue_status(event_id.into(), &token, fan.into(), "b").await.expect("status");
     assert!(view.draw_pending);
     assert_eq!(view.position, 500);
     // Before the opening a round admits nobody and draws nothing.
@@ -223,13 +223,13 @@ async fn admission_follows_remaining_seats_stops_at_zero_and_resumes() {
     }
     let r = round(&app, event_id).await;
     assert_eq!((r.remaining, r.admitted), (0, 0));
-    let waiting: String = sqlx::query_scalar("SELECT queue_token FROM queue_entries WHERE event_id = $1 AND ticket = 90")
+    let (waiting, fan): (String, Uuid) = sqlx::query_as("SELECT queue_token, user_id FROM queue_entries WHERE event_id = $1 AND ticket = 90")
         .bind(event_id)
         .fetch_one(&app.pool)
         .await
         .expect("token");
     let view = eventually(5, "sold out on the board", || async {
-        let (_, view) = app.engine.queue_status(event_id.into(), &waiting, "b").await.expect("status");
+        let view = app.engine.queue_status(event_id.into(), &waiting, fan.into(), "b").await.expect("status");
         (view.state == QueueState::SoldOut).then_some(view)
     })
     .await;

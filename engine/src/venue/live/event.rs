@@ -2,7 +2,9 @@
 //! heard, merged by version, and the feeds its viewers are sent (one per
 //! view: the whole map, a section, the overview's counts).
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 use std::sync::{Arc, Mutex, RwLock};
 
 use bytes::Bytes;
@@ -31,6 +33,10 @@ pub(super) struct Cells {
     version: i64,
     /// Changes applied so far, in arrival order.
     seq: u64,
+    /// How many seats each holder's tag is on (held or paying, lapsed or
+    /// not): a fan whose tag is on none holds nothing here, as far as this
+    /// board has heard.
+    holders: HashMap<i32, u32>,
 }
 
 /// What viewers of an event are sent as seats change.
@@ -94,7 +100,14 @@ pub struct LiveEvent {
     /// until they could differ: a page view between two changes copies no
     /// seats.
     last_statuses: Mutex<Option<SharedStatuses>>,
+    /// Holders' tags that asked this instance for a hold lately, and when:
+    /// their hold may not have reached the board yet.
+    recent_holders: Mutex<HashMap<i32, Instant>>,
 }
+
+/// How long a hold asked for here counts as perhaps not yet on the board
+/// (the change comes back from the database in milliseconds).
+const NOT_YET_HEARD: Duration = Duration::from_secs(10);
 
 /// Seat statuses as of one change and facts generation, good until the
 /// first lease left in them lapses (lazy expiry frees a seat with no change).
@@ -118,7 +131,30 @@ impl LiveEvent {
             feeds: Feeds::new(),
             whole_map: Mutex::new(None),
             last_statuses: Mutex::new(None),
+            recent_holders: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Notes that `fan` is asking this instance for a hold of this event.
+    pub fn note_hold_asked(&self, fan: UserId) {
+        let mut recent = self.recent_holders.lock().unwrap_or_else(|e| e.into_inner());
+        if recent.len() >= 4096 {
+            recent.retain(|_, at| at.elapsed() < NOT_YET_HEARD);
+        }
+        recent.insert(holder_tag(fan), Instant::now());
+    }
+
+    /// Whether `fan` may hold seats of this event: their tag is on a seat
+    /// of this board, or they asked this instance for a hold lately, or the
+    /// board is not loaded. `false` is sure but for a hold asked of
+    /// another instance in the last moment (its change still on the way).
+    pub fn may_be_holding(&self, fan: UserId) -> bool {
+        let tag = holder_tag(fan);
+        if self.recent_holders.lock().unwrap_or_else(|e| e.into_inner()).get(&tag).is_some_and(|at| at.elapsed() < NOT_YET_HEARD) {
+            return true;
+        }
+        let cells = self.cells.read().unwrap_or_else(|e| e.into_inner());
+        cells.layout.is_none() || cells.holders.contains_key(&tag)
     }
 
     pub fn event_id(&self) -> EventId {
@@ -369,12 +405,14 @@ impl LiveEvent {
         let mut cells = self.cells.write().unwrap_or_else(|e| e.into_inner());
         if cells.seats.len() != layout.seats.len() {
             cells.seats = vec![SeatCell { state: SeatState::Available, version: 0, hold_expires_ms: None, blocked: false, holder: None, seq: 0 }; layout.seats.len()];
+            cells.holders.clear();
         }
         // A reload races the changes heard meanwhile: keep the newer of each.
         for (i, cell) in rows {
             if cell.version > cells.seats[i].version {
                 cells.seq += 1;
-                cells.seats[i] = SeatCell { seq: cells.seq, ..cell };
+                let seq = cells.seq;
+                cells.set(i, SeatCell { seq, ..cell });
             }
         }
         cells.version = cells.seats.iter().map(|c| c.version).max().unwrap_or(0);
@@ -387,17 +425,34 @@ impl LiveEvent {
 }
 
 impl Cells {
+    /// Puts `cell` in seat `i` (in range), keeping the holders' counts.
+    fn set(&mut self, i: usize, cell: SeatCell) {
+        let holding = |c: &SeatCell| matches!(c.state, SeatState::Held | SeatState::PaymentPending).then_some(c.holder).flatten();
+        if let Some(tag) = holding(&self.seats[i]) {
+            if let Some(n) = self.holders.get_mut(&tag) {
+                *n -= 1;
+                if *n == 0 {
+                    self.holders.remove(&tag);
+                }
+            }
+        }
+        if let Some(tag) = holding(&cell) {
+            *self.holders.entry(tag).or_default() += 1;
+        }
+        self.seats[i] = cell;
+    }
+
     /// Takes `change` if it is newer than the seat's version; returns the
     /// seat, its status now and the version.
     fn merge(&mut self, layout: &EventLayout, change: Change, now_ms: i64) -> Option<(usize, SeatStatus, i64)> {
         let Change(seat_id, version, state, hold_expires_ms, blocked, holder) = change;
         let i = layout.seat_index(&seat_id)?;
         let seq = self.seq + 1;
-        let cell = self.seats.get_mut(i)?;
-        if version <= cell.version {
+        if version <= self.seats.get(i)?.version {
             return None;
         }
-        *cell = SeatCell { state, version, hold_expires_ms, blocked, holder, seq };
+        let cell = SeatCell { state, version, hold_expires_ms, blocked, holder, seq };
+        self.set(i, cell);
         let status = cell.status(now_ms);
         self.seq = seq;
         self.version = self.version.max(version);
@@ -438,6 +493,30 @@ mod tests {
 
     fn cell(state: SeatState, hold_expires_ms: Option<i64>) -> SeatCell {
         SeatCell { state, version: 1, hold_expires_ms, blocked: false, holder: None, seq: 1 }
+    }
+
+    #[test]
+    fn a_holders_tag_counts_while_it_is_on_a_held_or_paying_seat() {
+        let fan = UserId::from(Uuid::new_v4());
+        let tag = holder_tag(fan);
+        let live = LiveEvent::new(EventId::from(Uuid::new_v4()), 1);
+        assert!(live.may_be_holding(fan), "before the board is loaded: perhaps");
+        let mut cells = Cells { seats: vec![cell(SeatState::Available, None); 3], layout: Some(Arc::new(EventLayout::default())), ..Cells::default() };
+        let held = |state| SeatCell { state, holder: Some(tag), ..cell(SeatState::Held, Some(1_000)) };
+        cells.set(0, held(SeatState::Held));
+        cells.set(1, held(SeatState::Held));
+        cells.set(1, held(SeatState::PaymentPending));
+        assert_eq!(cells.holders.get(&tag), Some(&2));
+        cells.set(0, cell(SeatState::Sold, None));
+        assert_eq!(cells.holders.get(&tag), Some(&1));
+        *live.cells.write().expect("cells") = Cells { holders: cells.holders.clone(), layout: cells.layout.clone(), ..Cells::default() };
+        assert!(live.may_be_holding(fan));
+        cells.set(1, cell(SeatState::Available, None));
+        assert!(cells.holders.is_empty(), "no tag left behind");
+        *live.cells.write().expect("cells") = Cells { layout: cells.layout.clone(), ..Cells::default() };
+        assert!(!live.may_be_holding(fan), "no seat carries the fan's tag");
+        live.note_hold_asked(fan);
+        assert!(live.may_be_holding(fan), "a hold asked here counts before the board hears of it");
     }
 
     #[test]
