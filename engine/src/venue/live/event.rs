@@ -2,9 +2,7 @@
 //! heard, merged by version, and the feeds its viewers are sent (one per
 //! view: the whole map, a section, the overview's counts).
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
 use std::sync::{Arc, Mutex, RwLock};
 
 use bytes::Bytes;
@@ -13,7 +11,8 @@ use frontrow_model::live::{LiveFrame, SeatChange, SectionCount};
 use frontrow_model::{Event, EventId, SeatStatus, UserId};
 use tokio::sync::{broadcast, OnceCell};
 
-use super::cell::{holder_tag, Change, SeatCell};
+use super::cell::{holder_tag, Cells, Change, SeatCell};
+use super::holders::RecentHolders;
 use super::snapshot::BoardSnapshot;
 use crate::db::SeatState;
 use crate::venue::seating::EventLayout;
@@ -21,23 +20,6 @@ use crate::venue::seating::EventLayout;
 /// How many feed messages a slow viewer may fall behind before it is resent
 /// a full snapshot instead.
 const FEED_CAPACITY: usize = 256;
-
-#[derive(Default)]
-pub(super) struct Cells {
-    /// Set by the first load, under the same lock as the cells.
-    layout: Option<Arc<EventLayout>>,
-    /// Aligned with `EventLayout::seats` once loaded.
-    seats: Vec<SeatCell>,
-    /// Changes heard before the first load finished; merged by version.
-    early: Vec<Change>,
-    version: i64,
-    /// Changes applied so far, in arrival order.
-    seq: u64,
-    /// How many seats each holder's tag is on (held or paying, lapsed or
-    /// not): a fan whose tag is on none holds nothing here, as far as this
-    /// board has heard.
-    holders: HashMap<i32, u32>,
-}
 
 /// What viewers of an event are sent as seats change.
 #[derive(Debug, Clone)]
@@ -100,14 +82,9 @@ pub struct LiveEvent {
     /// until they could differ: a page view between two changes copies no
     /// seats.
     last_statuses: Mutex<Option<SharedStatuses>>,
-    /// Holders' tags that asked this instance for a hold lately, and when:
-    /// their hold may not have reached the board yet.
-    recent_holders: Mutex<HashMap<i32, Instant>>,
+    /// Their holds may not have reached the board yet.
+    recent_holders: RecentHolders,
 }
-
-/// How long a hold asked for here counts as perhaps not yet on the board
-/// (the change comes back from the database in milliseconds).
-const NOT_YET_HEARD: Duration = Duration::from_secs(10);
 
 /// Seat statuses as of one change and facts generation, good until the
 /// first lease left in them lapses (lazy expiry frees a seat with no change).
@@ -131,17 +108,13 @@ impl LiveEvent {
             feeds: Feeds::new(),
             whole_map: Mutex::new(None),
             last_statuses: Mutex::new(None),
-            recent_holders: Mutex::new(HashMap::new()),
+            recent_holders: RecentHolders::default(),
         }
     }
 
     /// Notes that `fan` is asking this instance for a hold of this event.
     pub fn note_hold_asked(&self, fan: UserId) {
-        let mut recent = self.recent_holders.lock().unwrap_or_else(|e| e.into_inner());
-        if recent.len() >= 4096 {
-            recent.retain(|_, at| at.elapsed() < NOT_YET_HEARD);
-        }
-        recent.insert(holder_tag(fan), Instant::now());
+        self.recent_holders.note(holder_tag(fan));
     }
 
     /// Whether `fan` may hold seats of this event: their tag is on a seat
@@ -150,11 +123,11 @@ impl LiveEvent {
     /// another instance in the last moment (its change still on the way).
     pub fn may_be_holding(&self, fan: UserId) -> bool {
         let tag = holder_tag(fan);
-        if self.recent_holders.lock().unwrap_or_else(|e| e.into_inner()).get(&tag).is_some_and(|at| at.elapsed() < NOT_YET_HEARD) {
+        if self.recent_holders.contains(tag) {
             return true;
         }
         let cells = self.cells.read().unwrap_or_else(|e| e.into_inner());
-        cells.layout.is_none() || cells.holders.contains_key(&tag)
+        cells.layout.is_none() || cells.holders.contains(tag)
     }
 
     pub fn event_id(&self) -> EventId {
@@ -424,42 +397,6 @@ impl LiveEvent {
     }
 }
 
-impl Cells {
-    /// Puts `cell` in seat `i` (in range), keeping the holders' counts.
-    fn set(&mut self, i: usize, cell: SeatCell) {
-        let holding = |c: &SeatCell| matches!(c.state, SeatState::Held | SeatState::PaymentPending).then_some(c.holder).flatten();
-        if let Some(tag) = holding(&self.seats[i]) {
-            if let Some(n) = self.holders.get_mut(&tag) {
-                *n -= 1;
-                if *n == 0 {
-                    self.holders.remove(&tag);
-                }
-            }
-        }
-        if let Some(tag) = holding(&cell) {
-            *self.holders.entry(tag).or_default() += 1;
-        }
-        self.seats[i] = cell;
-    }
-
-    /// Takes `change` if it is newer than the seat's version; returns the
-    /// seat, its status now and the version.
-    fn merge(&mut self, layout: &EventLayout, change: Change, now_ms: i64) -> Option<(usize, SeatStatus, i64)> {
-        let Change(seat_id, version, state, hold_expires_ms, blocked, holder) = change;
-        let i = layout.seat_index(&seat_id)?;
-        let seq = self.seq + 1;
-        if version <= self.seats.get(i)?.version {
-            return None;
-        }
-        let cell = SeatCell { state, version, hold_expires_ms, blocked, holder, seq };
-        self.set(i, cell);
-        let status = cell.status(now_ms);
-        self.seq = seq;
-        self.version = self.version.max(version);
-        Some((i, status, version))
-    }
-}
-
 /// Serialises a frame once and hands its bytes to every viewer of a feed.
 fn send(feed: &broadcast::Sender<FeedMessage>, frame: &LiveFrame<'_>) {
     if let Ok(text) = serde_json::to_vec(frame) {
@@ -496,27 +433,19 @@ mod tests {
     }
 
     #[test]
-    fn a_holders_tag_counts_while_it_is_on_a_held_or_paying_seat() {
+    fn a_fan_may_be_holding_while_their_tag_is_on_the_board_or_they_just_asked() {
         let fan = UserId::from(Uuid::new_v4());
-        let tag = holder_tag(fan);
         let live = LiveEvent::new(EventId::from(Uuid::new_v4()), 1);
         assert!(live.may_be_holding(fan), "before the board is loaded: perhaps");
-        let mut cells = Cells { seats: vec![cell(SeatState::Available, None); 3], layout: Some(Arc::new(EventLayout::default())), ..Cells::default() };
-        let held = |state| SeatCell { state, holder: Some(tag), ..cell(SeatState::Held, Some(1_000)) };
-        cells.set(0, held(SeatState::Held));
-        cells.set(1, held(SeatState::Held));
-        cells.set(1, held(SeatState::PaymentPending));
-        assert_eq!(cells.holders.get(&tag), Some(&2));
-        cells.set(0, cell(SeatState::Sold, None));
-        assert_eq!(cells.holders.get(&tag), Some(&1));
-        *live.cells.write().expect("cells") = Cells { holders: cells.holders.clone(), layout: cells.layout.clone(), ..Cells::default() };
-        assert!(live.may_be_holding(fan));
-        cells.set(1, cell(SeatState::Available, None));
-        assert!(cells.holders.is_empty(), "no tag left behind");
+        let mut cells = Cells { seats: vec![cell(SeatState::Available, None)], layout: Some(Arc::new(EventLayout::default())), ..Cells::default() };
         *live.cells.write().expect("cells") = Cells { layout: cells.layout.clone(), ..Cells::default() };
         assert!(!live.may_be_holding(fan), "no seat carries the fan's tag");
-        live.note_hold_asked(fan);
-        assert!(live.may_be_holding(fan), "a hold asked here counts before the board hears of it");
+        cells.set(0, SeatCell { holder: Some(holder_tag(fan)), ..cell(SeatState::Held, Some(1_000)) });
+        *live.cells.write().expect("cells") = cells;
+        assert!(live.may_be_holding(fan));
+        let other = UserId::from(Uuid::new_v4());
+        live.note_hold_asked(other);
+        assert!(live.may_be_holding(other), "a hold asked here counts before the board hears of it");
     }
 
     #[test]

@@ -22,6 +22,7 @@
 
 mod cell;
 mod event;
+mod holders;
 mod snapshot;
 
 use std::collections::HashMap;
