@@ -171,6 +171,10 @@ impl Engine {
             }
             None => batcher.hold(event_id, request.clone()).await?,
         };
+        if matches!(outcome, HoldOutcome::Held { .. } | HoldOutcome::Earlier(_)) {
+            // Counted from now: the call may have waited on the database.
+            live.note_hold_asked(fan);
+        }
         match outcome {
             HoldOutcome::Held { seats, expires_at, total_cents } => {
                 let hold = Hold { hold_id: request.hold, hold_token: request.token, event_id, seat_ids: seats, expires_at, total_cents };

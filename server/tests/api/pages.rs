@@ -226,6 +226,40 @@ async fn signed_in_fans_share_a_render_with_their_own_header() {
     app.stop().await;
 }
 
+/// A hold made through another instance reaches this one's board, and from
+/// then on the fan's page here is their own, with it (the board's holder
+/// tags tell, not a query per page); once released they share the fans'
+/// page again.
+#[tokio::test]
+async fn a_hold_made_on_another_instance_is_on_the_fans_page_once_the_board_hears_it() {
+    let app = spawn_app_with(|s| s.page_keep_ms = Some(60_000)).await;
+    let other = spawn_app_on(&app.database_url, |_| {}).await;
+    let event_id = app.event(2, 6, 300, 6).await;
+    let path = format!("/events/{event_id}");
+    let cy = app.fan_named("Cy Elsewhere").await;
+    let cy_id: Uuid = sqlx::query_scalar("SELECT user_id FROM users WHERE name = 'Cy Elsewhere'").fetch_one(&app.pool).await.expect("Cy");
+    let (before, _) = fan_page(&cy, &path).await;
+    assert!(before.contains(r#"id="s-A-2-2" class="seat t0 av""#));
+    let seat = frontrow_model::SeatId::parse("A-2-2").expect("a seat id");
+    let held = other.engine.hold(cy_id.into(), event_id.into(), &[seat], None, None).await.expect("hold").hold;
+    let hold_id = held.hold_id.to_string();
+    let own = eventually(5, "the hold on this instance's board and page", || async {
+        let (html, _) = fan_page(&cy, &path).await;
+        html.contains(&hold_id).then_some(html)
+    })
+    .await;
+    assert!(own.contains(r#"id="s-A-2-2" class="seat t0 hd""#));
+    let token = frontrow_model::HoldToken::parse(held.hold_token.as_str()).expect("a hold token");
+    other.engine.release(cy_id.into(), held.hold_id, &token).await.expect("release");
+    eventually(5, "the fans' page again", || async {
+        let (html, _) = fan_page(&cy, &path).await;
+        (!html.contains(&hold_id) && html.contains(r#"id="s-A-2-2" class="seat t0 av""#)).then_some(())
+    })
+    .await;
+    other.stop().await;
+    app.stop().await;
+}
+
 #[tokio::test]
 async fn unknown_pages_and_events_are_404() {
     let app = spawn_app().await;

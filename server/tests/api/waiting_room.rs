@@ -278,7 +278,7 @@ async fn holds_need_a_valid_admission_token_of_this_fan_session_and_event() {
     let r = hold_with(&newcomer, event_id, "A-1-1", None).await;
     assert_eq!((r.status, r.body["error"].as_str()), (403, Some("not_admitted")));
 
-    let (fan, _, admission) = admitted_fan(&app, event_id).await;
+    let (fan, queue_token, admission) = admitted_fan(&app, event_id).await;
     // The last character changed (to one it is not already).
     let last = if admission.ends_with('0') { '1' } else { '0' };
     let forged = format!("{}{last}", &admission[..admission.len() - 1]);
@@ -290,6 +290,8 @@ async fn holds_need_a_valid_admission_token_of_this_fan_session_and_event() {
     assert_eq!(r.status, 403, "another event's seats");
     let r = hold_with(&newcomer, event_id, "A-1-1", Some(&admission)).await;
     assert_eq!(r.status, 403, "another fan's session");
+    let r = newcomer.get(&format!("/api/v1/events/{event_id}/queue/{queue_token}")).await;
+    assert_eq!((r.status, r.body["error"].as_str()), (404, Some("not_found")), "another fan's queue token names nothing");
     let (other_fan, _, _) = admitted_fan(&app, event_id).await;
     let r = hold_with(&other_fan, event_id, "A-1-1", Some(&admission)).await;
     assert_eq!(r.status, 403, "another admitted fan");

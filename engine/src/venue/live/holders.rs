@@ -42,19 +42,28 @@ const NOT_YET_HEARD: Duration = Duration::from_secs(10);
 
 /// Tags that asked this instance for a hold lately, and when.
 #[derive(Debug, Default)]
-pub(super) struct RecentHolders(Mutex<HashMap<i32, Instant>>);
+pub(super) struct RecentHolders(Mutex<Recent>);
+
+#[derive(Debug, Default)]
+struct Recent {
+    at: HashMap<i32, Instant>,
+    /// The size at which old entries are next dropped: twice what was
+    /// left the last time, so dropping costs little per note.
+    prune_at: usize,
+}
 
 impl RecentHolders {
     pub(super) fn note(&self, tag: i32) {
         let mut recent = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if recent.len() >= 4096 {
-            recent.retain(|_, at| at.elapsed() < NOT_YET_HEARD);
+        if recent.at.len() >= recent.prune_at.max(4096) {
+            recent.at.retain(|_, at| at.elapsed() < NOT_YET_HEARD);
+            recent.prune_at = recent.at.len() * 2;
         }
-        recent.insert(tag, Instant::now());
+        recent.at.insert(tag, Instant::now());
     }
 
     pub(super) fn contains(&self, tag: i32) -> bool {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).get(&tag).is_some_and(|at| at.elapsed() < NOT_YET_HEARD)
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).at.get(&tag).is_some_and(|at| at.elapsed() < NOT_YET_HEARD)
     }
 }
 
