@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
-# Builds a release server and the site, seeds the demo and serves it.
+# Builds the server and the site, seeds the demo and serves it.
+#
+# The demo's server is the debug build, the one `make test` builds too: on
+# two cores a release build from nothing takes several times as long, and the
+# demo's pages are answered from memory either way (README, "The first
+# command"). A deployment builds with `scripts/build.sh --release`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/toolchain.sh
-scripts/build.sh --release
-target/release/frontrow seed-demo
+# As in `make test`: incremental-compilation data only costs a clean build disk.
+export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
+scripts/build.sh
+target/debug/frontrow seed-demo
 echo
 echo "Open http://${FRONTROW_ADDR:-127.0.0.1:3000}/  (Ctrl-C stops the server and its PostgreSQL)"
-exec target/release/frontrow serve
+exec target/debug/frontrow serve

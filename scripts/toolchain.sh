@@ -14,9 +14,15 @@ else
   export RUSTC_BOOTSTRAP=1
   export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER=wasm-ld-22
   WASM_BUILD_STD=(-Zbuild-std=std,panic_abort)
+  # Link the server and the tests with LLVM's lld (installed for the wasm
+  # linker) rather than GNU ld: a debug binary of 600 MB links in seconds
+  # instead of most of a minute. rustup's toolchains use their own lld already.
+  if [ -x /usr/lib/llvm-22/bin/ld.lld ]; then
+    export CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS="-C link-arg=-fuse-ld=lld -C link-arg=-B/usr/lib/llvm-22/bin"
+  fi
 fi
 # cargo-installed tools (wasm-bindgen) live here, after the toolchain.
-export PATH="$PATH:$HOME/.cargo/bin"
+export PATH="$PATH:${CARGO_HOME:-$HOME/.cargo}/bin"
 # Builds never need a database: queries are checked against .sqlx/.
 export SQLX_OFFLINE=true
 export FRONTROW_WASM_MODE
