@@ -1,7 +1,8 @@
 # The two commands of the README. Both install what is missing and are safe to re-run.
 .PHONY: run test test-failover setup build check bench map-bench
 
-run: setup
+run:
+	scripts/setup.sh --run
 	scripts/run.sh
 
 test: setup

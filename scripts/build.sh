@@ -11,7 +11,15 @@ case "${1:-}" in
   *) server_profile=dev ;;
 esac
 
-if [ -n "$server_profile" ]; then
+if [ "$server_profile" = dev ]; then
+  # Every crate the tests build, not only the server: cargo settles each
+  # dependency's features over the crates it builds, so this is the one set
+  # `make test` compiles too (with the server alone, the load generator's
+  # dependencies would change chrono's and sqlx's features, and the tests
+  # would compile the engine, the app and the server again).
+  echo "build: server (dev, toolchain: $FRONTROW_WASM_MODE)"
+  cargo build --workspace --exclude frontrow-frontend
+elif [ -n "$server_profile" ]; then
   echo "build: server ($server_profile, toolchain: $FRONTROW_WASM_MODE)"
   cargo build -p frontrow-server --profile "$server_profile"
 fi

@@ -113,6 +113,7 @@ struct Inner {
     hold_batcher: Mutex<Option<Arc<sale::hold_batch::HoldBatcher>>>,
     hold_batch_counts: Arc<sale::hold_batch::BatchCounts>,
     users: accounts::UserCache,
+    account_feed: accounts::AccountFeed,
     session_ends: tokio::sync::broadcast::Sender<accounts::SessionEnd>,
 }
 
@@ -126,6 +127,7 @@ impl Engine {
                 hold_batcher: Mutex::default(),
                 hold_batch_counts: Arc::default(),
                 users: accounts::user_cache(),
+                account_feed: accounts::AccountFeed::default(),
                 session_ends: tokio::sync::broadcast::channel(1024).0,
                 pool,
                 provider,

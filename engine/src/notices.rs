@@ -1,8 +1,8 @@
 //! The notices every instance hears from the database (LISTEN/NOTIFY): the
 //! channels' names, and the one notice sent from Rust, that an event's own
 //! facts changed. Seat changes are announced by the `seats` trigger and by
-//! `hold_batch`, admission rounds by the waiting room; [`crate::venue::live`]
-//! listens to all three.
+//! `hold_batch`, admission rounds by the waiting room, account changes by
+//! a trigger on `users`; [`crate::venue::live`] listens to them all.
 
 use frontrow_model::EventId;
 
@@ -16,6 +16,9 @@ pub const EVENTS: &str = "frontrow_events";
 pub const QUEUE: &str = "frontrow_queue";
 /// A session ended by signing out (payload: its id).
 pub const SESSIONS: &str = "frontrow_sessions";
+/// An account changed (payload: its id); the `account_changed` trigger on
+/// `users` sends it, whoever changes an account.
+pub const ACCOUNTS: &str = "frontrow_accounts";
 
 /// Tells every instance to re-read the event (committed with the change).
 pub(crate) async fn announce_event_change(conn: &mut sqlx::PgConnection, event_id: EventId) -> Result<()> {

@@ -5,14 +5,17 @@
 //! throttling ([`sign_in`]), email verification by code
 //! ([`verification`]) and the mail that carries codes and tickets ([`mail`]).
 
+mod known;
 pub mod mail;
 pub mod sign_in;
 pub(crate) mod verification;
 
+pub use known::{USER_FRESH, USER_TRUSTED};
+pub(crate) use known::{user_cache, AccountFeed, UserCache};
+
 use argon2::password_hash::{rand_core::OsRng, PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::Argon2;
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
 use frontrow_model::{NewStaffUser, Role, StaffAccount, User, UserChanges, UserId};
 use tokio::sync::Semaphore;
 use uuid::Uuid;
@@ -84,18 +87,6 @@ pub enum SessionEnd {
     One(String),
     /// The feed was interrupted, so ends may have been missed: forget all.
     Unknown,
-}
-
-/// How long this instance trusts what it read of an account (a disabled
-/// account is shut out on other instances within this).
-pub const USER_FRESH: Duration = Duration::from_secs(2);
-
-/// Accounts behind sessions, as this instance last read them, with their
-/// session epoch.
-pub(crate) type UserCache = moka::future::Cache<UserId, (Instant, Option<(User, i32)>)>;
-
-pub(crate) fn user_cache() -> UserCache {
-    moka::future::Cache::builder().max_capacity(200_000).time_to_idle(Duration::from_secs(3600)).build()
 }
 
 /// Argon2 is slow on purpose: at most one hash per core runs at a time, so a
@@ -223,17 +214,15 @@ impl Engine {
         }
     }
 
-    /// The account behind a session (none once disabled). Read at most every
-    /// [`USER_FRESH`] per account on this instance; while the database is
-    /// unreachable, the last answer stands, so signed-in fans keep browsing
-    /// through an outage.
+    /// The account behind a session (none once disabled), from memory while
+    /// no change to it was announced (see [`known`]).
     pub async fn user(&self, user_id: UserId) -> Result<Option<User>> {
         Ok(self.account(user_id).await?.map(|(user, _)| user))
     }
 
     /// The account behind a session begun in session epoch `epoch`: none
-    /// once disabled, or once its sessions were ended since (within
-    /// [`USER_FRESH`] on every instance).
+    /// once disabled, or once its sessions were ended since (on every
+    /// instance as soon as it hears of it).
     pub async fn session_user(&self, user_id: UserId, epoch: i32) -> Result<Option<User>> {
         Ok(self.account(user_id).await?.filter(|(_, current)| *current == epoch).map(|(user, _)| user))
     }
@@ -252,39 +241,6 @@ impl Engine {
     pub async fn announce_session_end(&self, session_id: &str) -> Result<()> {
         sqlx::query!("SELECT pg_notify($1, $2)", crate::notices::SESSIONS, session_id).execute(self.pool()).await?;
         Ok(())
-    }
-
-    async fn account(&self, user_id: UserId) -> Result<Option<(User, i32)>> {
-        let cached = self.users().get(&user_id).await;
-        if let Some((read_at, user)) = &cached {
-            if read_at.elapsed() < USER_FRESH {
-                return Ok(user.clone());
-            }
-        }
-        let read = sqlx::query!(
-            r#"SELECT user_id, email, name, role AS "role: Role", session_epoch FROM users WHERE user_id = $1 AND disabled_at IS NULL"#,
-            user_id.as_uuid()
-        )
-        .fetch_optional(self.pool())
-        .await
-        .map_err(EngineError::from);
-        match read {
-            Ok(row) => {
-                let account = row.map(|r| (User { user_id: r.user_id.into(), email: r.email, name: r.name, role: r.role }, r.session_epoch));
-                self.users().insert(user_id, (Instant::now(), account.clone())).await;
-                Ok(account)
-            }
-            Err(EngineError::Unavailable(e)) => match cached {
-                Some((_, user)) => Ok(user),
-                None => Err(EngineError::Unavailable(e)),
-            },
-            Err(e) => Err(e),
-        }
-    }
-
-    /// Forgets what this instance knows of an account (it just changed).
-    async fn forget_user(&self, user_id: UserId) {
-        self.users().invalidate(&user_id).await;
     }
 }
 

@@ -1,5 +1,6 @@
 //! Sessions across instances and sign-in from other sites: signing out, a
-//! password reset or disabling ends a session on every instance; a
+//! password reset or disabling ends a session on every instance, and any
+//! change to an account is heard by every instance; a
 //! cross-site form cannot sign anyone in; sign-ups and sign-ins from one
 //! address are few.
 
@@ -98,6 +99,58 @@ async fn a_password_reset_or_disabling_ends_the_accounts_sessions_everywhere_and
     tokio::time::sleep(frontrow_engine::accounts::USER_FRESH * 2).await;
     assert_eq!((me(&a, &fresh).await, me(&b, &fresh).await), (401, 401), "enabling the account revived an old session");
     assert!(!session_id(&a, "/api/v1/auth/login", json!({ "email": email, "password": "a brand new password" })).await.is_empty());
+    b.stop().await;
+    a.stop().await;
+}
+
+/// The name on `session`'s account as `app` answers it.
+async fn name_on(app: &TestApp, session: &str) -> String {
+    let r = reqwest::Client::new().get(app.url("/api/v1/me")).header("cookie", format!("{SESSION_COOKIE}={session}")).send().await.expect("sent");
+    let me: Value = r.json().await.expect("json");
+    me["name"].as_str().expect("a name").to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_account_change_made_anywhere_is_heard_by_every_instance_which_otherwise_reads_the_account_no_more() {
+    let a = spawn_app().await;
+    let b = spawn_app_on(&a.database_url, |_| {}).await;
+    let email = format!("fan-{}@example.test", Uuid::new_v4().simple());
+    let session = session_id(&a, "/api/v1/auth/signup", json!({ "email": email, "password": PASSWORD, "name": "Before" })).await;
+    assert_eq!(name_on(&b, &session).await, "Before");
+
+    // Changed by hand in the database, not through either instance: the
+    // trigger on `users` announces it and B forgets what it kept.
+    let rename = |name: &'static str| {
+        let (pool, email) = (a.pool.clone(), email.clone());
+        async move { sqlx::query("UPDATE users SET name = $1 WHERE email = $2").bind(name).bind(email).execute(&pool).await.expect("renamed") }
+    };
+    rename("Announced").await;
+    eventually(5, "B to hear of the change", || async { (name_on(&b, &session).await == "Announced").then_some(()) }).await;
+
+    // With the announcement switched off, B goes on answering from memory
+    // well past the time it would trust an account without the feed: a
+    // signed-in request costs no read of the account.
+    sqlx::query("ALTER TABLE users DISABLE TRIGGER account_changed").execute(&a.pool).await.expect("trigger off");
+    rename("Unannounced").await;
+    tokio::time::sleep(frontrow_engine::accounts::USER_FRESH * 2).await;
+    assert_eq!(name_on(&b, &session).await, "Announced", "B read the account again while the feed was heard");
+    // What was kept while nobody listened may have missed a change: once the
+    // listeners' connections are cut, every account is read again.
+    let cut: i64 = sqlx::query_scalar(
+        "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity
+          WHERE datname = current_database() AND query ILIKE '%LISTEN%' AND pid <> pg_backend_pid()",
+    )
+    .fetch_one(&a.pool)
+    .await
+    .expect("listeners cut");
+    assert!(cut >= 1, "no listener was found to cut");
+    eventually(10, "B to read the account again after hearing the feed anew", || async {
+        (name_on(&b, &session).await == "Unannounced").then_some(())
+    })
+    .await;
+    sqlx::query("ALTER TABLE users ENABLE TRIGGER account_changed").execute(&a.pool).await.expect("trigger on");
+    rename("After").await;
+    eventually(5, "B to hear of the next change", || async { (name_on(&b, &session).await == "After").then_some(()) }).await;
     b.stop().await;
     a.stop().await;
 }

@@ -251,9 +251,10 @@ pub(crate) async fn listen(engine: &Engine, stop: impl Future<Output = ()>) {
     loop {
         let session = async {
             let mut listener = PgListener::connect_with(&board.pool).await?;
-            listener.listen_all([notices::SEATS, notices::EVENTS, notices::QUEUE, notices::SESSIONS]).await?;
-            // Ends announced while no one listened are unknown.
+            listener.listen_all([notices::SEATS, notices::EVENTS, notices::QUEUE, notices::SESSIONS, notices::ACCOUNTS]).await?;
+            // Ends and account changes announced while no one listened are unknown.
             let _ = engine.inner.session_ends.send(crate::accounts::SessionEnd::Unknown);
+            engine.account_feed_heard();
             board.resync_all().await.map_err(|e| match e {
                 EngineError::Database(e) | EngineError::Unavailable(e) => e,
                 other => sqlx::Error::Protocol(other.to_string()),
@@ -272,6 +273,7 @@ pub(crate) async fn listen(engine: &Engine, stop: impl Future<Output = ()>) {
                     Some(n) if n.channel() == notices::SESSIONS => {
                         let _ = engine.inner.session_ends.send(crate::accounts::SessionEnd::One(n.payload().to_owned()));
                     }
+                    Some(n) if n.channel() == notices::ACCOUNTS => engine.account_changed(n.payload()).await,
                     // Admission rounds come every second; a missed one is
                     // made good by the next.
                     Some(n) => queue_feed.apply_notification(n.payload()),
@@ -282,6 +284,7 @@ pub(crate) async fn listen(engine: &Engine, stop: impl Future<Output = ()>) {
         tokio::select! {
             _ = &mut stop => return,
             outcome = session => {
+                engine.account_feed_lost();
                 if let Err(e) = outcome {
                     tracing::warn!(error = %e, "seat change listener lost its connection");
                 }
