@@ -36,12 +36,23 @@ wasm_module() {
   shift 2
   echo "build: front end (wasm, $name)"
   cargo build -p "$package" --lib --target wasm32-unknown-unknown --profile wasm-release "${WASM_BUILD_STD[@]}" "$@"
-  wasm-bindgen --target web --no-typescript --out-dir "$site/pkg" --out-name "$name" \
-    "target/wasm32-unknown-unknown/wasm-release/${package//-/_}.wasm"
+  # The module cargo just produced (the fans' and the staff's share a path,
+  # so cargo links each again when the other was built last) and its hash
+  # when its bindings and wasm-opt last finished: the same bytes again
+  # (`make test` after `make run`) need neither redone.
+  local input="target/wasm32-unknown-unknown/wasm-release/${package//-/_}.wasm"
+  local stamp="target/site-stamps/$name" made
+  made=$(sha256sum "$input" | cut -d' ' -f1)
+  if [ -x "$wasm_opt" ] && [ -f "$site/pkg/${name}_bg.wasm" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$made" ]; then
+    return 0
+  fi
+  rm -f "$stamp"
+  wasm-bindgen --target web --no-typescript --out-dir "$site/pkg" --out-name "$name" "$input"
   if [ -x "$wasm_opt" ]; then
     "$wasm_opt" -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-reference-types \
       --enable-sign-ext --enable-mutable-globals "$site/pkg/${name}_bg.wasm" -o "$site/pkg/${name}_bg.opt.wasm"
     mv "$site/pkg/${name}_bg.opt.wasm" "$site/pkg/${name}_bg.wasm"
+    mkdir -p "${stamp%/*}" && echo "$made" >"$stamp"
   else
     echo "build: wasm-opt is missing (scripts/setup.sh installs it): $name is not size-optimised" >&2
   fi
