@@ -3,8 +3,8 @@
 #
 # The demo's server is the debug build, the one `make test` builds too: on
 # two cores a release build from nothing takes several times as long, and the
-# demo's pages are answered from memory either way (README, "The first
-# command"). A deployment builds with `scripts/build.sh --release`.
+# demo's pages are answered from memory either way (README, "How long the
+# first time takes"). A deployment builds with `scripts/build.sh --release`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/toolchain.sh

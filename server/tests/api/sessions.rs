@@ -25,9 +25,13 @@ async fn session_id(app: &TestApp, path: &str, body: Value) -> String {
     pair.split_once('=').expect("name=value").1.to_owned()
 }
 
+/// `GET /api/v1/me` on `app` with `session`'s cookie.
+async fn me_response(app: &TestApp, session: &str) -> reqwest::Response {
+    reqwest::Client::new().get(app.url("/api/v1/me")).header("cookie", format!("{SESSION_COOKIE}={session}")).send().await.expect("sent")
+}
+
 async fn me(app: &TestApp, session: &str) -> u16 {
-    let r = reqwest::Client::new().get(app.url("/api/v1/me")).header("cookie", format!("{SESSION_COOKIE}={session}")).send().await.expect("sent");
-    r.status().as_u16()
+    me_response(app, session).await.status().as_u16()
 }
 
 async fn stored_sessions(app: &TestApp, session: &str) -> i64 {
@@ -105,8 +109,7 @@ async fn a_password_reset_or_disabling_ends_the_accounts_sessions_everywhere_and
 
 /// The name on `session`'s account as `app` answers it.
 async fn name_on(app: &TestApp, session: &str) -> String {
-    let r = reqwest::Client::new().get(app.url("/api/v1/me")).header("cookie", format!("{SESSION_COOKIE}={session}")).send().await.expect("sent");
-    let me: Value = r.json().await.expect("json");
+    let me: Value = me_response(app, session).await.json().await.expect("json");
     me["name"].as_str().expect("a name").to_owned()
 }
 
