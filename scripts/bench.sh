@@ -140,6 +140,7 @@ as_pg psql -q "$bench_url" >/dev/null <<'SQL'
 CREATE TABLE seats (seat_id int PRIMARY KEY, state text NOT NULL, version bigint NOT NULL);
 INSERT INTO seats SELECT g, 'available', 0 FROM generate_series(1, 100000) g;
 CREATE TABLE joins (ticket bigserial PRIMARY KEY, event_id uuid NOT NULL, user_id uuid NOT NULL, joined_at timestamptz NOT NULL DEFAULT now());
+CREATE TABLE changes (tx xid8 NOT NULL DEFAULT pg_current_xact_id(), id bigint GENERATED ALWAYS AS IDENTITY, message text NOT NULL, PRIMARY KEY (tx, id));
 VACUUM ANALYZE;
 SQL
 sql_dir=$(mktemp -d); chmod 755 "$sql_dir"
@@ -153,13 +154,29 @@ SQL
 cat >"$sql_dir/insert.sql" <<'SQL'
 INSERT INTO joins (event_id, user_id) VALUES ('00000000-0000-0000-0000-000000000001', gen_random_uuid());
 SQL
+# The same UPDATE telling the live maps the two ways: a NOTIFY in its
+# transaction (as seat changes did), a row in a change log (as they do now).
+cat >"$sql_dir/update-notify.sql" <<'SQL'
+\set id random(1, 100000)
+WITH u AS (UPDATE seats SET state = CASE state WHEN 'available' THEN 'held' ELSE 'available' END, version = version + 1
+            WHERE seat_id = :id AND state IN ('available', 'held') RETURNING seat_id)
+SELECT pg_notify('bench_seats', '{"c":[["A-1-1",1,"held",0,false,0]]}') FROM u;
+SQL
+cat >"$sql_dir/update-log.sql" <<'SQL'
+\set id random(1, 100000)
+WITH u AS (UPDATE seats SET state = CASE state WHEN 'available' THEN 'held' ELSE 'available' END, version = version + 1
+            WHERE seat_id = :id AND state IN ('available', 'held') RETURNING seat_id)
+INSERT INTO changes (message) SELECT '{"c":[["A-1-1",1,"held",0,false,0]]}' FROM u;
+SQL
 chmod 644 "$sql_dir"/*.sql
 pgb() { as_pg "$pg_bin/pgbench" -n -c 32 -j 2 -T 6 -f "$1" "$bench_url" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p'; }
 update_tps=$(pgb "$sql_dir/update.sql" | xargs printf '%.0f')
 insert_tps=$(pgb "$sql_dir/insert.sql" | xargs printf '%.0f')
+update_notify_tps=$(pgb "$sql_dir/update-notify.sql" | xargs printf '%.0f')
+update_log_tps=$(pgb "$sql_dir/update-log.sql" | xargs printf '%.0f')
 rm -rf "$sql_dir"
 as_pg psql -q "$url" -c "DROP DATABASE bench" >/dev/null
-echo "pgbench: conditional UPDATE $update_tps/s, INSERT $insert_tps/s"
+echo "pgbench: conditional UPDATE $update_tps/s (with a NOTIFY $update_notify_tps/s, with a change-log row $update_log_tps/s), INSERT $insert_tps/s"
 # The page at 10,000 seats whatever the scale: the size the map was made for.
 for what in healthz seats page fan-page holds joins; do
   case $what in holds) n=$capacity_seats ;; page|fan-page) n=10000 ;; *) n=$seats ;; esac
@@ -262,6 +279,8 @@ cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
   echo "| seat-map pages/s, signed out (10,000 seats, gzip, p99 $(json "$out/capacity-page.json" p99_ms | xargs printf '%.1f') ms) | $page_rps | same server, GET /healthz (fixed bytes) | $healthz_rps | $(ratio "$page_rps" "$healthz_rps") |"
   echo "| seat-map pages/s, signed in (each fan's own, p99 $(json "$out/capacity-fan-page.json" p99_ms | xargs printf '%.1f') ms) | $fan_page_rps | same server, GET /healthz (fixed bytes) | $healthz_rps | $(ratio "$fan_page_rps" "$healthz_rps") |"
   echo "| queue joins/s | $joins_rps | pgbench single-row INSERT (32 clients) | $insert_tps | $(ratio "$joins_rps" "$insert_tps") |"
+  echo
+  echo "Telling the live maps, on the bare UPDATE: with a NOTIFY in its transaction (as seat changes did before the change log) $update_notify_tps/s ($(ratio "$update_notify_tps" "$update_tps") of the bare rate); with a change-log row instead (as they do now) $update_log_tps/s ($(ratio "$update_log_tps" "$update_tps"))."
   echo
   for what in healthz seats page fan-page holds joins; do
     echo "- saturation, $what: $(rate_of "$what")/s, server CPU $(json "$out/capacity-$what.json" server_cpu_ms_per_request | xargs printf '%.3f') ms/request"

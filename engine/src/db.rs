@@ -57,6 +57,8 @@ pub enum RefundState {
 /// Advisory-lock namespaces (first key of the two-key form).
 pub(crate) const LOCK_FAN_LIMIT: i32 = 0x4652_0001;
 pub(crate) const LOCK_REAPER: i32 = 0x4652_0002;
+/// Second key 0: one instance at a time deletes old seat changes.
+pub(crate) const LOCK_SEAT_CHANGES_PRUNE: i32 = 0x4652_0003;
 
 /// True for the errors PostgreSQL raises when two transactions must not both
 /// proceed (deadlock, serialization failure): the whole call may run again.

@@ -4,8 +4,14 @@
 //! instance stops beating; a restarted instance lets go at once of what its
 //! previous life held.
 
+use std::time::Duration;
+
 use crate::error::Result;
 use crate::Engine;
+
+/// Instances silent this long are not told of seat changes (they still read
+/// the change log a few times a second, see `venue::live`).
+const OTHERS_SILENT_AFTER: Duration = Duration::from_secs(5);
 
 impl Engine {
     /// Registers this instance at start, and frees the checkout claims its
@@ -35,15 +41,22 @@ impl Engine {
         Ok(freed)
     }
 
-    /// This instance is alive (once a second from the background tasks).
+    /// This instance is alive (once a second from the background tasks);
+    /// and whether others are, which the live maps' hints need to know.
     pub async fn heartbeat(&self) -> Result<()> {
-        sqlx::query!(
-            r#"INSERT INTO instances (instance_id) VALUES ($1)
-               ON CONFLICT (instance_id) DO UPDATE SET heartbeat_at = now()"#,
-            self.settings().instance_id
+        let others = sqlx::query_scalar!(
+            r#"WITH beat AS (
+                   INSERT INTO instances (instance_id) VALUES ($1)
+                   ON CONFLICT (instance_id) DO UPDATE SET heartbeat_at = now()
+               )
+               SELECT count(*) AS "others!" FROM instances
+                WHERE instance_id <> $1 AND heartbeat_at > now() - make_interval(secs => $2)"#,
+            self.settings().instance_id,
+            OTHERS_SILENT_AFTER.as_secs_f64()
         )
-        .execute(self.pool())
+        .fetch_one(self.pool())
         .await?;
+        self.board().set_others_alive(others > 0);
         Ok(())
     }
 }

@@ -1,14 +1,16 @@
 //! The notices every instance hears from the database (LISTEN/NOTIFY): the
 //! channels' names, and the one notice sent from Rust, that an event's own
-//! facts changed. Seat changes are announced by the `seats` trigger and by
-//! `hold_batch`, admission rounds by the waiting room, account changes by
-//! a trigger on `users`; [`crate::venue::live`] listens to them all.
+//! facts changed. Seat changes are not announced: they are logged
+//! (`seat_changes`) and each instance reads the log, woken by an empty
+//! notice from the instance that made them. Admission rounds are announced
+//! by the waiting room, account changes by a trigger on `users`;
+//! [`crate::venue::live`] listens to them all.
 
 use frontrow_model::EventId;
 
 use crate::error::Result;
 
-/// Committed seat changes (payload: the event and its changed seats).
+/// The seat change log has new rows: read it now (no payload).
 pub const SEATS: &str = "frontrow_seats";
 /// An event's own facts changed (payload: its id).
 pub const EVENTS: &str = "frontrow_events";

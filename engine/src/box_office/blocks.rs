@@ -44,6 +44,7 @@ impl Engine {
         }
         changelog::record(&mut tx, Some(event_id), staff.user_id, "seats_blocked", &blocked, reason.trim()).await?;
         tx.commit().await?;
+        self.board().seats_written();
         Ok(blocked)
     }
 
@@ -60,6 +61,7 @@ impl Engine {
         }
         changelog::record(&mut tx, Some(event_id), staff.user_id, "seats_unblocked", &released, "").await?;
         tx.commit().await?;
+        self.board().seats_written();
         Ok(released)
     }
 
@@ -84,6 +86,7 @@ impl Engine {
             .await?;
         changelog::record(&mut tx, Some(event_id.into()), staff.user_id, "hold_released", &freed, reason.trim()).await?;
         tx.commit().await?;
+        self.board().seats_written();
         Ok(freed)
     }
 

@@ -118,6 +118,7 @@ impl Engine {
             }
         };
         tx.commit().await?;
+        self.board().seats_written();
         let outcome = run(self, checkout_id, &token, payment).await;
         if outcome.is_err() {
             let_go(self, checkout_id).await;

@@ -117,6 +117,7 @@ impl Engine {
         let answer = RefundResult { booking_id, status, refunded_cents: booking_refunded(&mut tx, booking_id).await?, seats_released };
         remember(&mut tx, staff.user_id, key, &hash, &answer).await?;
         tx.commit().await?;
+        self.board().seats_written();
         metrics::counter!("frontrow_refunds_total").increment(1);
         self.send_refund(refund_id).await;
         Ok(answer)
@@ -208,6 +209,7 @@ impl Engine {
                 _ => Some(record_refund(&mut tx, booking_id, RefundKind::Cancel, amount, &live, None, "event cancelled").await?),
             };
             tx.commit().await?;
+            self.board().seats_written();
             done += 1;
             self.fail_point(crate::FailPoint::AbortMidCancellation);
             if let Some(refund_id) = refund {

@@ -177,6 +177,7 @@ impl Engine {
         }
         match outcome {
             HoldOutcome::Held { seats, expires_at, total_cents } => {
+                self.board().seats_written();
                 let hold = Hold { hold_id: request.hold, hold_token: request.token, event_id, seat_ids: seats, expires_at, total_cents };
                 Ok(Held { hold, existing: false })
             }
@@ -265,6 +266,9 @@ impl Engine {
     /// Gives the seats back at once. Only the current, unexpired token can.
     pub async fn release(&self, fan: UserId, hold_id: HoldId, token: &HoldToken) -> Result<()> {
         let (state, released) = seats::release(self.pool(), hold_id, token.as_str(), fan).await?;
+        if released > 0 {
+            self.board().seats_written();
+        }
         match (state, released) {
             (None, _) => Err(EngineError::NotFound),
             (Some(_), n) if n > 0 => Ok(()),

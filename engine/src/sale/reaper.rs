@@ -42,6 +42,9 @@ impl Engine {
             }
             let freed = seats::reap(&mut tx, event_id, batch).await?;
             tx.commit().await?;
+            if freed > 0 {
+                self.board().seats_written();
+            }
             total += freed as u64;
             if freed < batch {
                 return Ok(total);

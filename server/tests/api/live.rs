@@ -54,6 +54,44 @@ fn statuses(reply: &Reply) -> std::collections::HashMap<String, String> {
         .collect()
 }
 
+/// The live map follows the seat change log: a change made by hand (no
+/// instance tells the others) arrives, and so does one whose transaction
+/// began before a change that committed first (the log's cursor passes a
+/// row only once every older transaction has ended, so none is skipped),
+/// while the newer change is not held back by the older transaction.
+#[tokio::test]
+async fn every_committed_seat_change_reaches_the_map_even_by_hand_and_from_an_older_transaction() {
+    let app = spawn_app().await;
+    let event_id = app.event(2, 4, 300, 6).await;
+    let client = app.client();
+    let path = format!("/api/v1/events/{event_id}/seats");
+    assert_eq!(statuses(&client.get(&path).await)["A-1-1"], "available");
+
+    let mut older = app.pool.begin().await.expect("begin");
+    sqlx::query("SELECT pg_current_xact_id()").execute(&mut *older).await.expect("an id for the older transaction");
+    let fan = app.fan().await;
+    assert_eq!(fan.hold(event_id, &["A-1-2"]).await.status, 201);
+    // An older transaction still open does not hold the newer change back.
+    eventually(5, "the hold while an older transaction is open", || async {
+        (statuses(&client.get(&path).await)["A-1-2"] == "held").then_some(())
+    })
+    .await;
+    sqlx::query("UPDATE seats SET state = 'blocked', blocked_reason = 'by hand', version = nextval('seat_version_seq') WHERE event_id = $1 AND seat_id = 'A-1-1'")
+        .bind(event_id)
+        .execute(&mut *older)
+        .await
+        .expect("block by hand");
+    older.commit().await.expect("commit");
+
+    eventually(5, "both changes in the map", || async {
+        let now = statuses(&client.get(&path).await);
+        (now["A-1-1"] != "available" && now["A-1-2"] == "held").then_some(())
+    })
+    .await;
+    app.assert_invariants().await;
+    app.stop().await;
+}
+
 #[tokio::test]
 async fn changes_through_one_instance_reach_viewers_of_another() {
     let database = fresh_database().await;
@@ -165,8 +203,8 @@ async fn concurrent_first_reads_share_one_load_and_stay_in_memory() {
     let event_id = a.event(10, 20, 300, 6).await;
     let b = spawn_app_on(&database, |_| {}).await;
     assert_eq!(b.engine.board().loads(), 0);
-    // Once B listens: a load that overlaps the listener's first connection
-    // is rightly done again (changes before it were not heard).
+    // Once B follows the change log: a load that overlaps its start is
+    // rightly done again (changes before the log's head were not read).
     eventually(10, "B's change listener", || async { (b.engine.board().resyncs() >= 1).then_some(()) }).await;
 
     let client = b.client();
@@ -238,7 +276,11 @@ async fn a_viewer_that_falls_behind_is_dropped_to_reconnect_not_sent_maps() {
     let mut snapshots = 0;
     let mut frames = 0;
     let close = loop {
-        let message = tokio::time::timeout(Duration::from_secs(20), socket.next()).await.expect("the socket answers").expect("open");
+        // The end of the stream, or an error: the server dropped the
+        // connection (see below).
+        let Some(message) = tokio::time::timeout(Duration::from_secs(20), socket.next()).await.expect("the socket answers") else {
+            break None;
+        };
         match message {
             Ok(Message::Text(text)) => {
                 frames += 1;

@@ -235,6 +235,7 @@ async fn reserve_for_payment(engine: &Engine, checkout_id: CheckoutId, hold_toke
         .execute(&mut *tx)
         .await?;
     tx.commit().await?;
+    engine.board().seats_written();
     Ok(Reserved::Yes { provider_key, amount_cents: hold.total_cents })
 }
 

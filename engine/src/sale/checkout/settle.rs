@@ -135,6 +135,7 @@ pub(crate) async fn settle_success(engine: &Engine, checkout_id: CheckoutId, pro
     let outcome = CheckoutOutcome::Confirmed { booking };
     finish(&mut *tx, checkout_id, CheckoutState::Confirmed, &outcome, Some(booking_id)).await?;
     tx.commit().await?;
+    engine.board().seats_written();
     metrics::counter!("frontrow_seats_sold_total").increment(hold.seat_count as u64);
     Ok(outcome)
 }

@@ -3,27 +3,30 @@
 //! Each server instance keeps the seat map of every event someone is looking
 //! at in memory (a [`SeatBoard`]), so page renders, `GET .../seats` and
 //! WebSocket snapshots never query the database per request. The copy is
-//! kept current by PostgreSQL notifications: a trigger on `seats` announces
-//! every committed change on [`notices::SEATS`], and [`listen`] applies them here and
-//! fans them out to this instance's viewers. A change made through any
+//! kept current from the seat change log: a trigger on `seats` (and
+//! `hold_batch`) writes every change to `seat_changes` in its transaction,
+//! and each instance reads the log from where it stopped ([`tail`]), applies
+//! it here and fans it out to its viewers. A change made through any
 //! instance therefore reaches the viewers of all of them. Changes to an
 //! event's own facts (name, rules, published, cancelled) are announced on
 //! [`notices::EVENTS`] and re-read.
 //!
-//! Ordering: notifications of different transactions may arrive in any order
+//! Ordering: changes of different transactions may arrive in any order
 //! relative to a snapshot being loaded, so every seat carries its version and
 //! a change is applied only if it is newer than what the board has. Versions
 //! are taken when a statement runs, not when it commits, so they cannot tell
 //! a viewer what it has missed; for that each board numbers the changes it
 //! applies (`seq`, in arrival order) under a random per-process `epoch`, and
 //! a reconnecting viewer names the `(epoch, seq)` it has. When the listening
-//! connection is lost, changes may have been missed: the board reloads every
-//! event it holds and tells viewers to take a fresh snapshot.
+//! connection is lost the database may have restarted or failed over: the
+//! board reads the log from its head again, reloads every event it holds
+//! and tells viewers to take a fresh snapshot.
 
 mod cell;
 mod event;
 mod holders;
 mod snapshot;
+mod tail;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -47,7 +50,7 @@ pub use snapshot::BoardSnapshot;
 use crate::notices;
 
 #[derive(Debug, Deserialize)]
-struct Notification {
+struct LoggedChanges {
     e: EventId,
     c: Vec<Change>,
 }
@@ -64,6 +67,8 @@ pub struct SeatBoard {
     generation: AtomicU64,
     /// The published events in listing order, and when they were read.
     published: Mutex<Option<(Instant, Arc<[EventId]>)>>,
+    /// Where this instance has read the seat change log.
+    tail: tail::Tail,
 }
 
 /// How long the list of published events is trusted; a change this
@@ -79,6 +84,7 @@ impl SeatBoard {
             epoch: rand::random(),
             generation: AtomicU64::new(0),
             published: Mutex::new(None),
+            tail: tail::Tail::new(),
         }
     }
 
@@ -162,10 +168,10 @@ impl SeatBoard {
         }
     }
 
-    /// Applies one `frontrow_seats` payload.
-    pub fn apply_notification(&self, payload: &str) {
-        let Ok(n) = serde_json::from_str::<Notification>(payload) else {
-            tracing::warn!(payload, "unreadable seat notification");
+    /// Applies one row of the seat change log.
+    fn apply_logged(&self, payload: &str) {
+        let Ok(n) = serde_json::from_str::<LoggedChanges>(payload) else {
+            tracing::warn!(payload, "unreadable seat change");
             return;
         };
         let live = self.events.lock().unwrap_or_else(|e| e.into_inner()).get(&n.e).cloned();
@@ -242,12 +248,25 @@ async fn load_event(pool: &sqlx::PgPool, event_id: EventId) -> Result<(Event, Ev
     Ok((event, layout, cells))
 }
 
-/// Listens for seat changes, event changes and admission rounds until `stop`
-/// completes, reconnecting after errors. Every (re)connection resynchronises
-/// the board, since changes made while nobody listened were not heard.
+/// Follows the seat change log and listens for its hints, event changes,
+/// admission rounds, session ends and account changes until `stop`
+/// completes, reconnecting after errors. Every (re)connection reads the log
+/// from its head and reloads the board (the database may have restarted
+/// from a backup, or failed over), as it forgets sessions and accounts it
+/// could not hear about.
 pub(crate) async fn listen(engine: &Engine, stop: impl Future<Output = ()>) {
+    let board = engine.board();
+    tokio::select! {
+        _ = stop => {}
+        _ = hear_notices(engine) => {}
+        _ = tail::follow(board) => {}
+        _ = tail::prune(board) => {}
+        _ = tail::tell_others(board) => {}
+    }
+}
+
+async fn hear_notices(engine: &Engine) {
     let (board, queue_feed) = (engine.board(), engine.queue_feed());
-    tokio::pin!(stop);
     loop {
         let session = async {
             let mut listener = PgListener::connect_with(&board.pool).await?;
@@ -255,14 +274,14 @@ pub(crate) async fn listen(engine: &Engine, stop: impl Future<Output = ()>) {
             // Ends and account changes announced while no one listened are unknown.
             let _ = engine.inner.session_ends.send(crate::accounts::SessionEnd::Unknown);
             engine.account_feed_heard();
-            board.resync_all().await.map_err(|e| match e {
+            board.follow_from_head().await.map_err(|e| match e {
                 EngineError::Database(e) | EngineError::Unavailable(e) => e,
                 other => sqlx::Error::Protocol(other.to_string()),
             })?;
             loop {
                 // `None`: the connection dropped and notifications may be lost.
                 match listener.try_recv().await? {
-                    Some(n) if n.channel() == notices::SEATS => board.apply_notification(n.payload()),
+                    Some(n) if n.channel() == notices::SEATS => board.log_moved(),
                     Some(n) if n.channel() == notices::EVENTS => {
                         if let Ok(event_id) = n.payload().parse() {
                             if let Err(e) = board.refresh_facts(event_id).await {
@@ -281,18 +300,11 @@ pub(crate) async fn listen(engine: &Engine, stop: impl Future<Output = ()>) {
                 }
             }
         };
-        tokio::select! {
-            _ = &mut stop => return,
-            outcome = session => {
-                engine.account_feed_lost();
-                if let Err(e) = outcome {
-                    tracing::warn!(error = %e, "seat change listener lost its connection");
-                }
-            }
+        let outcome = session.await;
+        engine.account_feed_lost();
+        if let Err(e) = outcome {
+            tracing::warn!(error = %e, "the notice listener lost its connection");
         }
-        tokio::select! {
-            _ = &mut stop => return,
-            _ = tokio::time::sleep(Duration::from_millis(500)) => {}
-        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
     }
 }
