@@ -81,10 +81,14 @@ async fn blocked_seats_are_refused_to_fans_and_sold_at_the_counter() {
     assert_eq!(r.body["conflict_seats"], json!(["A-1-4"]));
     assert_eq!(seat_state(&app.pool, event, "A-1-5").await, "available");
 
-    // Fans see blocked seats as sold and cannot hold them.
-    let map = app.client().get(&format!("/api/v1/events/{event}/seats")).await;
-    let status = |id: &str| map.body["seats"].as_array().unwrap().iter().find(|s| s["seat_id"] == json!(id)).unwrap()["status"].clone();
-    assert_eq!(status("A-1-1"), json!("sold"));
+    // Fans see blocked seats as sold (once the board has heard) and cannot
+    // hold them.
+    eventually(5, "the blocked seat on the fans' map", || async {
+        let map = app.client().get(&format!("/api/v1/events/{event}/seats")).await;
+        let status = map.body["seats"].as_array().into_iter().flatten().find(|s| s["seat_id"] == json!("A-1-1")).map(|s| s["status"].clone());
+        (status == Some(json!("sold"))).then_some(())
+    })
+    .await;
     let other = app.fan().await;
     assert_error("fan holds a blocked seat", &other.hold(event, &["A-1-1"]).await, 409, "seats_unavailable");
     let best = other.post(&format!("/api/v1/events/{event}/holds/best"), json!({ "count": 3, "tier": "Standard" })).await;
