@@ -151,6 +151,13 @@ cat >"$sql_dir/update.sql" <<'SQL'
 UPDATE seats SET state = CASE state WHEN 'available' THEN 'held' ELSE 'available' END, version = version + 1
  WHERE seat_id = :id AND state IN ('available', 'held');
 SQL
+# A hold and its release as pgbench would do them: the same seat taken and
+# given back, two statements, two commits (one cycle per "transaction").
+cat >"$sql_dir/cycle.sql" <<'SQL'
+\set id random(1, 100000)
+UPDATE seats SET state = 'held', version = version + 1 WHERE seat_id = :id AND state = 'available';
+UPDATE seats SET state = 'available', version = version + 1 WHERE seat_id = :id AND state = 'held';
+SQL
 cat >"$sql_dir/insert.sql" <<'SQL'
 INSERT INTO joins (event_id, user_id) VALUES ('00000000-0000-0000-0000-000000000001', gen_random_uuid());
 SQL
@@ -174,19 +181,20 @@ update_tps=$(pgb "$sql_dir/update.sql" | xargs printf '%.0f')
 insert_tps=$(pgb "$sql_dir/insert.sql" | xargs printf '%.0f')
 update_notify_tps=$(pgb "$sql_dir/update-notify.sql" | xargs printf '%.0f')
 update_log_tps=$(pgb "$sql_dir/update-log.sql" | xargs printf '%.0f')
+cycle_tps=$(pgb "$sql_dir/cycle.sql" | xargs printf '%.0f')
 rm -rf "$sql_dir"
 as_pg psql -q "$url" -c "DROP DATABASE bench" >/dev/null
 # The baselines wrote a lot of WAL: checkpoint now, so the checkpoint they
 # would otherwise set off does not land on the measurements that follow.
 as_pg psql -q "$url" -c "CHECKPOINT" >/dev/null
-echo "pgbench: conditional UPDATE $update_tps/s (with a NOTIFY $update_notify_tps/s, with a change-log row $update_log_tps/s), INSERT $insert_tps/s"
+echo "pgbench: conditional UPDATE $update_tps/s (with a NOTIFY $update_notify_tps/s, with a change-log row $update_log_tps/s; hold and release as two UPDATEs $cycle_tps cycles/s), INSERT $insert_tps/s"
 # The page at 10,000 seats whatever the scale: the size the map was made for.
-for what in healthz seats page fan-page holds joins; do
-  case $what in holds) n=$capacity_seats ;; page|fan-page) n=10000 ;; *) n=$seats ;; esac
+for what in healthz seats page fan-page holds cycles joins; do
+  case $what in holds|cycles) n=$capacity_seats ;; page|fan-page) n=10000 ;; *) n=$seats ;; esac
   lg --json-out "$out/capacity-$what.json" capacity --what "$what" --concurrency 32 --secs 6 --seats "$n" | grep capacity
 done
 rate_of() { json "$out/capacity-$1.json" ok_per_second | xargs printf '%.0f'; }
-healthz_rps=$(rate_of healthz) seats_rps=$(rate_of seats) page_rps=$(rate_of page) fan_page_rps=$(rate_of fan-page) holds_rps=$(rate_of holds) joins_rps=$(rate_of joins)
+healthz_rps=$(rate_of healthz) seats_rps=$(rate_of seats) page_rps=$(rate_of page) fan_page_rps=$(rate_of fan-page) holds_rps=$(rate_of holds) cycles_rps=$(rate_of cycles) joins_rps=$(rate_of joins)
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "n/a" }'; }
 
 status=0
@@ -278,6 +286,7 @@ cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
   echo "| frontrow | rate | bare baseline | rate | ratio |"
   echo "|---|---:|---|---:|---:|"
   echo "| holds granted/s (one seat, no conflicts, 32 callers) | $holds_rps | pgbench single-row conditional UPDATE, plain table, no trigger (32 clients) | $update_tps | $(ratio "$holds_rps" "$update_tps") |"
+  echo "| hold + release cycles/s (each caller its own seat, 32 callers, p99 $(json "$out/capacity-cycles.json" p99_ms | xargs printf '%.1f') ms) | $cycles_rps | pgbench, the same seat's UPDATE to held then back, two commits (32 clients) | $cycle_tps | $(ratio "$cycles_rps" "$cycle_tps") |"
   echo "| seat-map JSON reads/s ($seats seats) | $seats_rps | same server, GET /healthz (fixed bytes) | $healthz_rps | $(ratio "$seats_rps" "$healthz_rps") |"
   echo "| seat-map pages/s, signed out (10,000 seats, gzip, p99 $(json "$out/capacity-page.json" p99_ms | xargs printf '%.1f') ms) | $page_rps | same server, GET /healthz (fixed bytes) | $healthz_rps | $(ratio "$page_rps" "$healthz_rps") |"
   echo "| seat-map pages/s, signed in (each fan's own, p99 $(json "$out/capacity-fan-page.json" p99_ms | xargs printf '%.1f') ms) | $fan_page_rps | same server, GET /healthz (fixed bytes) | $healthz_rps | $(ratio "$fan_page_rps" "$healthz_rps") |"
@@ -285,7 +294,7 @@ cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
   echo
   echo "Telling the live maps, on the bare UPDATE: with a NOTIFY in its transaction (as seat changes did before the change log) $update_notify_tps/s ($(ratio "$update_notify_tps" "$update_tps") of the bare rate); with a change-log row instead (as they do now) $update_log_tps/s ($(ratio "$update_log_tps" "$update_tps"))."
   echo
-  for what in healthz seats page fan-page holds joins; do
+  for what in healthz seats page fan-page holds cycles joins; do
     echo "- saturation, $what: $(rate_of "$what")/s, server CPU $(json "$out/capacity-$what.json" server_cpu_ms_per_request | xargs printf '%.3f') ms/request"
   done
   echo

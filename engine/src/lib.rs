@@ -111,7 +111,9 @@ struct Inner {
     /// Gathers concurrent holds into one database call per event; started
     /// on first use (and again if its task ever ended).
     hold_batcher: Mutex<Option<Arc<sale::hold_batch::HoldBatcher>>>,
-    hold_batch_counts: Arc<sale::hold_batch::BatchCounts>,
+    hold_batch_counts: Arc<sale::group_commit::BatchCounts>,
+    /// Gathers concurrent releases into one database call, likewise.
+    release_batcher: Mutex<Option<Arc<sale::release_batch::ReleaseBatcher>>>,
     users: accounts::UserCache,
     account_feed: accounts::AccountFeed,
     session_ends: tokio::sync::broadcast::Sender<accounts::SessionEnd>,
@@ -126,6 +128,7 @@ impl Engine {
                 joiner: Mutex::default(),
                 hold_batcher: Mutex::default(),
                 hold_batch_counts: Arc::default(),
+                release_batcher: Mutex::default(),
                 users: accounts::user_cache(),
                 account_feed: accounts::AccountFeed::default(),
                 session_ends: tokio::sync::broadcast::channel(1024).0,

@@ -17,6 +17,8 @@ use crate::queue::admission::Admission;
 use crate::venue::catalogue::EventRules;
 use crate::error::{EngineError, Result};
 use crate::sale::hold_batch::{HoldBatcher, HoldOutcome, HoldRequest};
+use crate::sale::release_batch::ReleaseBatcher;
+use crate::sale::seats::ReleaseRequest;
 use crate::sale::seats;
 use crate::tokens::{hold_token, sha256_hex, token_tag};
 use crate::Engine;
@@ -169,7 +171,7 @@ impl Engine {
                 self.inner.hold_batch_counts.refused_from_board.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 refusal
             }
-            None => batcher.hold(event_id, request.clone()).await?,
+            None => batcher.submit(event_id, request.clone()).await?,
         };
         if matches!(outcome, HoldOutcome::Held { .. } | HoldOutcome::Earlier(_)) {
             // Counted from now: the call may have waited on the database.
@@ -223,12 +225,20 @@ impl Engine {
         }
     }
 
+    fn release_batcher(&self) -> Arc<ReleaseBatcher> {
+        let mut slot = self.inner.release_batcher.lock().unwrap_or_else(|e| e.into_inner());
+        match slot.as_ref() {
+            Some(batcher) if batcher.is_running() => batcher.clone(),
+            _ => slot.insert(Arc::new(ReleaseBatcher::start(self.pool().clone(), Arc::default()))).clone(),
+        }
+    }
+
     /// Fans' holds sent to the database, the calls that decided them, and
     /// the holds refused from the board instead.
     pub fn hold_batching(&self) -> (u64, u64, u64) {
         use std::sync::atomic::Ordering::Relaxed;
         let counts = &self.inner.hold_batch_counts;
-        (counts.holds.load(Relaxed), counts.calls.load(Relaxed), counts.refused_from_board.load(Relaxed))
+        (counts.requests.load(Relaxed), counts.calls.load(Relaxed), counts.refused_from_board.load(Relaxed))
     }
 
     /// After a failed claim: seat ids this event does not have are named;
@@ -265,7 +275,8 @@ impl Engine {
 
     /// Gives the seats back at once. Only the current, unexpired token can.
     pub async fn release(&self, fan: UserId, hold_id: HoldId, token: &HoldToken) -> Result<()> {
-        let (state, released) = seats::release(self.pool(), hold_id, token.as_str(), fan).await?;
+        let request = ReleaseRequest { hold: hold_id, token: token.as_str().to_owned(), tag: token_tag(token.as_str()), fan };
+        let (state, released) = self.release_batcher().submit((), request).await?;
         if released > 0 {
             self.board().seats_written();
         }

@@ -2,7 +2,8 @@
 //!
 //! - [`seats`]: each seat transition, written once, with its change-log row;
 //! - [`holds`] and [`hold_batch`]: claiming seats all or none, fenced by a
-//!   token, many fans' holds gathered into one database call;
+//!   token, many fans' holds gathered into one database call; likewise
+//!   their releases ([`release_batch`]), both through [`group_commit`];
 //! - [`best`]: the best seats side by side;
 //! - [`checkout`]: from a hold to a booking, payment in between;
 //!   [`bookings`]: reading what was sold;
@@ -11,7 +12,9 @@
 pub mod best;
 pub(crate) mod bookings;
 pub mod checkout;
+pub(crate) mod group_commit;
 pub mod hold_batch;
 pub(crate) mod holds;
 pub(crate) mod reaper;
+pub(crate) mod release_batch;
 pub mod seats;

@@ -103,35 +103,59 @@ pub(crate) async fn claim(
     .await?)
 }
 
+/// One fan letting a hold go, as [`release`] takes them.
+#[derive(Debug, Clone, serde::Serialize)]
+pub(crate) struct ReleaseRequest {
+    pub hold: HoldId,
+    pub token: String,
+    /// The token's tag for the seat audit rows.
+    pub tag: String,
+    pub fan: UserId,
+}
+
 /// held (lease live, current token) → free (available, or blocked again):
-/// the holder let the seats go, and the hold is marked released. One
-/// statement, so one round trip and atomic on its own. Returns the hold's
+/// the holders let the seats go, and each hold is marked released. Many
+/// fans' releases in one statement, so one round trip and one commit, each
+/// request judged on its own. Returns, per request in order, the hold's
 /// state before (`None`: not this fan's hold) and the seats freed.
-pub(crate) async fn release(pool: &sqlx::PgPool, hold_id: HoldId, token: &str, fan: UserId) -> Result<(Option<HoldState>, i64)> {
-    let r = sqlx::query!(
-        r#"WITH hold AS (
-               SELECT state FROM holds WHERE hold_id = $1 AND user_id = $4
+pub(crate) async fn release(conn: &mut PgConnection, requests: &[ReleaseRequest]) -> Result<Vec<(Option<HoldState>, i64)>> {
+    let body = serde_json::to_value(requests).map_err(|e| crate::error::EngineError::Internal(e.to_string()))?;
+    let rows = sqlx::query!(
+        r#"WITH request AS (
+               SELECT (n - 1)::int AS i, (r->>'hold')::uuid AS hold, r->>'token' AS token, r->>'tag' AS tag, (r->>'fan')::uuid AS fan
+                 FROM jsonb_array_elements($1) WITH ORDINALITY AS e(r, n)
+           ), target AS (
+               -- Locked in one order (the one hold_batch uses), so statements
+               -- side by side never wait on each other in a circle.
+               -- (Seats found by their holds' index whatever the planner
+               -- guesses of the request's size.)
+               SELECT s.event_id, s.seat_id, q.i, q.hold, q.tag, q.fan
+                 FROM seats s JOIN request q ON s.hold_id = q.hold AND s.hold_token = q.token AND s.holder_id = q.fan
+                WHERE s.hold_id = ANY ((SELECT array_agg(hold) FROM request)::uuid[])
+                  AND s.state = 'held' AND NOT lease_lapsed(s.hold_expires_at)
+                ORDER BY s.event_id, s.seat_id
+                  FOR UPDATE OF s
            ), freed AS (
-               UPDATE seats
-                  SET (state, hold_id, hold_token, holder_id, hold_expires_at, version) = (SELECT * FROM seat_freed(blocked_reason))
-                WHERE hold_id = $1 AND hold_token = $2 AND holder_id = $4 AND state = 'held' AND NOT lease_lapsed(hold_expires_at)
-            RETURNING event_id, seat_id, version, state
+               UPDATE seats s
+                  SET (state, hold_id, hold_token, holder_id, hold_expires_at, version) = (SELECT * FROM seat_freed(s.blocked_reason))
+                 FROM target t
+                WHERE s.event_id = t.event_id AND s.seat_id = t.seat_id AND s.state = 'held' AND NOT lease_lapsed(s.hold_expires_at)
+            RETURNING t.i, t.hold, t.tag, t.fan, s.event_id, s.seat_id, s.version, s.state
            ), logged AS (
                INSERT INTO seat_events (event_id, seat_id, version, from_state, to_state, hold_id, token_tag, actor_id, reason)
-               SELECT event_id, seat_id, version, 'held', state, $1, $3, $4, 'release' FROM freed
+               SELECT event_id, seat_id, version, 'held', state, hold, tag, fan, 'release' FROM freed
            ), ended AS (
                UPDATE holds SET state = 'released', ended_at = now()
-                WHERE hold_id = $1 AND EXISTS (SELECT 1 FROM freed)
+                WHERE hold_id IN (SELECT hold FROM freed)
            )
-           SELECT (SELECT state FROM hold) AS "state: HoldState", (SELECT count(*) FROM freed) AS "released!""#,
-        hold_id.as_uuid(),
-        token,
-        token_tag(token),
-        fan.as_uuid(),
+           SELECT q.i AS "i!", h.state AS "state?: HoldState", (SELECT count(*) FROM freed f WHERE f.i = q.i) AS "released!"
+             FROM request q LEFT JOIN holds h ON h.hold_id = q.hold AND h.user_id = q.fan
+            ORDER BY q.i"#,
+        body,
     )
-    .fetch_one(pool)
+    .fetch_all(conn)
     .await?;
-    Ok((r.state, r.released))
+    Ok(rows.into_iter().map(|r| (r.state, r.released)).collect())
 }
 
 /// held (any token, lease live or not) → free, by staff, for a hold stuck

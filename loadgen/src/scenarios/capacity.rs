@@ -6,7 +6,9 @@ use super::*;
 pub struct CapacityArgs {
     /// healthz (fixed bytes), seats (the seat-map JSON), page (the
     /// server-rendered seat-map page, in gzip as browsers take it, signed
-    /// out), fan-page (the same signed in, each fan's own), holds, joins.
+    /// out), fan-page (the same signed in, each fan's own), holds, cycles
+    /// (each caller holds a seat of its own and releases it, again and
+    /// again: one cycle is two writes), joins.
     #[arg(long)]
     what: String,
     #[arg(long, default_value_t = 32)]
@@ -22,11 +24,11 @@ pub async fn capacity(ctx: &Ctx, args: CapacityArgs) -> Result<Report> {
     let api = &ctx.api;
     let event_id = match args.what.as_str() {
         "healthz" => String::new(),
-        "seats" | "page" | "fan-page" | "holds" => create_event(api, &ctx.staff, &event_body(&format!("Capacity {}", rand::random::<u32>()), args.seats, 600, 50, false)).await?,
+        "seats" | "page" | "fan-page" | "holds" | "cycles" => create_event(api, &ctx.staff, &event_body(&format!("Capacity {}", rand::random::<u32>()), args.seats, 600, 50, false)).await?,
         "joins" => create_event(api, &ctx.staff, &event_body(&format!("Joins {}", rand::random::<u32>()), 100, 600, 4, true)).await?,
-        other => bail!("unknown --what {other}: healthz, seats, page, fan-page, holds or joins"),
+        other => bail!("unknown --what {other}: healthz, seats, page, fan-page, holds, cycles or joins"),
     };
-    if matches!(args.what.as_str(), "fan-page" | "holds" | "joins") {
+    if matches!(args.what.as_str(), "fan-page" | "holds" | "cycles" | "joins") {
         need_fans(ctx, args.concurrency)?;
     }
     let rec = Arc::new(Recorder::default());
@@ -59,6 +61,23 @@ pub async fn capacity(ctx: &Ctx, args: CapacityArgs) -> Result<Report> {
                         let seat = seat_id(n / PER_ROW + 1, n % PER_ROW + 1);
                         timed(&rec, "hold one seat", t, api.post(&format!("/api/v1/events/{ev}/holds"), Some(&fan.session), &[], &json!({ "seat_ids": [seat] }))).await.is_some_and(|r| r.status == 201)
                     }
+                    "cycles" => {
+                        // Each caller its own fan and seat: no conflicts, no
+                        // per-fan limit; a cycle counts once both writes are done.
+                        let fan = &fans[w % fans.len()];
+                        let seat = seat_id(w / PER_ROW + 1, w % PER_ROW + 1);
+                        let held = timed(&rec, "hold one seat", t, api.post(&format!("/api/v1/events/{ev}/holds"), Some(&fan.session), &[], &json!({ "seat_ids": [seat] }))).await;
+                        match held.as_ref().filter(|r| r.status == 201).and_then(|r| r.str("hold_id").zip(r.str("hold_token"))) {
+                            Some((id, token)) => {
+                                let (path, token_header) = (format!("/api/v1/holds/{id}"), [("x-hold-token", token)]);
+                                let released = api.call(Method::DELETE, &path, Some(&fan.session), &token_header, None);
+                                let released = timed(&rec, "release it", Instant::now(), released).await;
+                                rec.latency("hold + release", t);
+                                released.is_some_and(|r| r.status == 204)
+                            }
+                            None => false,
+                        }
+                    }
                     _ => {
                         let n = next.fetch_add(1, Ordering::Relaxed);
                         let Some(fan) = fans.get(n) else { break };
@@ -74,8 +93,9 @@ pub async fn capacity(ctx: &Ctx, args: CapacityArgs) -> Result<Report> {
     let phase = Phase::new(&args.what, &rec, elapsed, cpu_now(&ctx.server_pids).since(cpu_before));
     let ok = rec.counter("ok");
     let per_second = ok as f64 / elapsed.as_secs_f64();
-    // The one operation timed.
-    let p99 = phase.ops.first().map_or(0.0, |op| op.p99_ms);
+    // The one operation timed (for cycles, the whole cycle).
+    let timed_op = if args.what == "cycles" { phase.op("hold + release") } else { phase.ops.first() };
+    let p99 = timed_op.map_or(0.0, |op| op.p99_ms);
     let json = json!({ "scenario": "capacity", "what": args.what, "concurrency": args.concurrency, "ok": ok, "failed": rec.counter("failed"),
         "ok_per_second": per_second, "p99_ms": p99, "phase": phase, "passed": true });
     let md = format!(

@@ -158,6 +158,84 @@ async fn release_frees_seats_at_once_and_only_with_the_current_token() {
     app.assert_invariants().await;
 }
 
+/// Releases arriving together share one statement and one commit (of two
+/// events at once here), yet each is judged on its own: a double click frees
+/// the seats once, a wrong token or another fan's hold changes nothing, and
+/// a release racing its own checkout loses or wins whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn releases_together_are_each_judged_alone() {
+    let app = spawn_app().await;
+    let events = [app.event(2, 20, 300, 8).await, app.event(2, 20, 300, 8).await];
+    let fans = app.fans(40).await;
+    let mut holds = Vec::new();
+    for (i, fan) in fans.iter().enumerate() {
+        let (event, row) = (events[i % 2], i / 2 % 2 + 1);
+        let seats = [format!("A-{row}-{}", i / 4 * 2 + 1), format!("A-{row}-{}", i / 4 * 2 + 2)];
+        let hold = fan.hold(event, &[seats[0].as_str(), seats[1].as_str()]).await;
+        assert_eq!(hold.status, 201, "{}", hold.body);
+        holds.push((hold.body["hold_id"].as_str().expect("id").to_owned(), hold.body["hold_token"].as_str().expect("token").to_owned()));
+    }
+    // Fans 0-29 release three times at once; 30-34 check out while they
+    // release; 35-39 try a wrong token, and the next fan's release of
+    // their hold is refused as not theirs.
+    let attempts = fans.iter().zip(&holds).enumerate().flat_map(|(i, (fan, (id, token)))| {
+        let mut tries: Vec<futures::future::BoxFuture<'_, (usize, &str, u16)>> = Vec::new();
+        match i {
+            0..30 => {
+                for _ in 0..3 {
+                    tries.push(Box::pin(async move { (i, "release", fan.release(id, token).await.status) }));
+                }
+            }
+            30..35 => {
+                tries.push(Box::pin(async move { (i, "release", fan.release(id, token).await.status) }));
+                tries.push(Box::pin(async move { (i, "checkout", fan.checkout(id, token, "tok_visa", &format!("k{i}")).await.status) }));
+            }
+            _ => {
+                tries.push(Box::pin(async move { (i, "wrong token", fan.release(id, "not-the-token").await.status) }));
+                let other = &fans[(i + 1) % fans.len()];
+                tries.push(Box::pin(async move { (i, "not theirs", other.release(id, token).await.status) }));
+            }
+        }
+        tries
+    });
+    let answers = join_all(attempts).await;
+    let mut by_fan: HashMap<usize, Vec<(&str, u16)>> = HashMap::new();
+    for (i, what, status) in answers {
+        by_fan.entry(i).or_default().push((what, status));
+    }
+    for (i, answers) in &by_fan {
+        let mut statuses: Vec<u16> = answers.iter().map(|(_, s)| *s).collect();
+        statuses.sort_unstable();
+        match i {
+            0..30 => assert_eq!(statuses, [204, 410, 410], "fan {i}: freed once"),
+            30..35 => assert!(statuses == [201, 409] || statuses == [201, 410] || statuses == [204, 410], "fan {i}: one of the two wins whole: {answers:?}"),
+            _ => assert_eq!(statuses, [404, 410], "fan {i}: {answers:?}"),
+        }
+    }
+    let state = |id: String| {
+        let pool = app.pool.clone();
+        async move { sqlx::query_scalar::<_, String>("SELECT state::text FROM holds WHERE hold_id = $1::uuid").bind(id).fetch_one(&pool).await.expect("hold") }
+    };
+    for (i, (id, _)) in holds.iter().enumerate() {
+        let state = state(id.clone()).await;
+        match i {
+            0..30 => assert_eq!(state, "released"),
+            30..35 => assert!(state == "released" || state == "converted", "fan {i}: {state}"),
+            _ => assert_eq!(state, "active", "fan {i}: untouched"),
+        }
+    }
+    let (freed, held): (i64, i64) = sqlx::query_as(
+        "SELECT count(*) FILTER (WHERE reason = 'release'), (SELECT count(*) FROM seats WHERE state = 'held') FROM seat_events",
+    )
+    .fetch_one(&app.pool)
+    .await
+    .expect("counts");
+    let checkouts_lost = by_fan.iter().filter(|(i, a)| (30..35).contains(*i) && a.contains(&("release", 204))).count() as i64;
+    assert_eq!(freed, 2 * (30 + checkouts_lost), "each released seat logged once");
+    assert_eq!(held, 2 * 5, "the wrong token's and the other fan's holds still stand");
+    app.assert_invariants().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_and_duplicate_seats_are_refused_without_holding_anything() {
     let app = spawn_app().await;

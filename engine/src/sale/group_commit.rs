@@ -1,0 +1,232 @@
+//! Group commit: the requests that arrive while a batch is in the database
+//! gather into the next one, and each group of a batch (say, one event's
+//! holds) is one database call: one round trip, one commit. At low load a
+//! batch is a single request and waits for nothing; under an on-sale crowd
+//! the commits, not the fans, are what is shared.
+//!
+//! What a batch does is the [`Batch`] implementation's: holds
+//! ([`super::hold_batch`]) and releases ([`super::release_batch`]).
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::hash::Hash;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use sqlx::pool::PoolConnection;
+use sqlx::{PgConnection, Postgres};
+use tokio::sync::{mpsc, oneshot, Semaphore};
+
+use crate::db::retrying;
+use crate::error::{EngineError, Result};
+
+/// Most requests in one batch (all groups together).
+const MAX_BATCH: usize = 256;
+
+/// Batches in the database at once. With one, the database sits idle while
+/// a batch's commit is flushed and its answer travels back; with two, the
+/// next batch runs meanwhile (each kind of batch says why that is safe).
+const BATCHES_IN_FLIGHT: usize = 2;
+
+/// One kind of request decided many at a time.
+pub(crate) trait Batch: Send + Sync + 'static {
+    type Request: Clone + Send + Sync + 'static;
+    type Outcome: Send + 'static;
+    /// Requests with one key go to the database together; different keys
+    /// side by side.
+    type Key: Eq + Hash + Copy + Send + Sync + std::fmt::Debug + 'static;
+    /// The histogram of batch sizes.
+    const SIZE_METRIC: &'static str;
+    /// One outcome per request, in order, from one statement.
+    fn call(connection: &mut PgConnection, key: Self::Key, requests: &[Self::Request]) -> impl Future<Output = Result<Vec<Self::Outcome>>> + Send;
+}
+
+/// Requests asked for and database calls made: their ratio is the batching.
+#[derive(Debug, Default)]
+pub struct BatchCounts {
+    pub requests: AtomicU64,
+    pub calls: AtomicU64,
+    /// Holds refused from the board while others waited, without a call.
+    pub refused_from_board: AtomicU64,
+}
+
+struct Pending<B: Batch> {
+    key: B::Key,
+    request: B::Request,
+    reply: oneshot::Sender<Result<B::Outcome>>,
+}
+
+pub(crate) struct GroupCommit<B: Batch> {
+    requests: mpsc::Sender<Pending<B>>,
+    counts: Arc<BatchCounts>,
+    /// Requests sent and not yet answered.
+    waiting: Arc<AtomicUsize>,
+}
+
+/// Counts a request as waiting until it is answered or abandoned.
+struct Waiting(Arc<AtomicUsize>);
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl<B: Batch> GroupCommit<B> {
+    /// Starts the batching task on the current Tokio runtime.
+    pub fn start(pool: sqlx::PgPool, counts: Arc<BatchCounts>) -> Self {
+        let (requests, incoming) = mpsc::channel(64 * 1024);
+        tokio::spawn(run::<B>(pool, incoming, counts.clone()));
+        Self { requests, counts, waiting: Arc::default() }
+    }
+
+    pub fn is_running(&self) -> bool {
+        !self.requests.is_closed()
+    }
+
+    /// Whether requests are waiting for the database right now.
+    pub fn is_busy(&self) -> bool {
+        self.waiting.load(Ordering::Relaxed) > 0
+    }
+
+    pub async fn submit(&self, key: B::Key, request: B::Request) -> Result<B::Outcome> {
+        self.counts.requests.fetch_add(1, Ordering::Relaxed);
+        self.waiting.fetch_add(1, Ordering::Relaxed);
+        let _waiting = Waiting(self.waiting.clone());
+        let (reply, answer) = oneshot::channel();
+        self.requests
+            .send(Pending { key, request, reply })
+            .await
+            .map_err(|_| EngineError::Internal("a batching task has stopped".into()))?;
+        answer.await.map_err(|_| EngineError::Internal("a batching task dropped a request".into()))?
+    }
+}
+
+/// Connections kept from one batch to the next. The pool proves a
+/// connection alive with a round trip (a ping) each time it hands one out; a
+/// batch on a kept connection skips that, so a request costs the database
+/// one round trip. A connection whose call failed goes back to the pool,
+/// whose ping then weeds it out if it is dead (after a database restart).
+#[derive(Default)]
+struct KeptConnections(std::sync::Mutex<Vec<PoolConnection<Postgres>>>);
+
+impl KeptConnections {
+    async fn take(&self, pool: &sqlx::PgPool) -> std::result::Result<PoolConnection<Postgres>, sqlx::Error> {
+        let kept = self.0.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        match kept {
+            Some(connection) => Ok(connection),
+            None => pool.acquire().await,
+        }
+    }
+
+    /// Gives every kept connection back (the pool is closing and waits for
+    /// them).
+    fn release_all(&self) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+
+    fn keep(&self, connection: PoolConnection<Postgres>) {
+        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        // As many as the batches that can run at once (groups side by side
+        // included, within reason); the rest go back to the pool.
+        if kept.len() < BATCHES_IN_FLIGHT * 2 {
+            kept.push(connection);
+        }
+    }
+}
+
+async fn run<B: Batch>(pool: sqlx::PgPool, mut incoming: mpsc::Receiver<Pending<B>>, counts: Arc<BatchCounts>) {
+    let in_flight = Arc::new(Semaphore::new(BATCHES_IN_FLIGHT));
+    let kept = Arc::new(KeptConnections::default());
+    // A closing pool waits for every connection out of it: hand ours back.
+    tokio::spawn({
+        let (closed, kept) = (pool.close_event(), kept.clone());
+        async move {
+            closed.await;
+            kept.release_all();
+        }
+    });
+    loop {
+        // While every slot is busy, arrivals wait in the channel and form
+        // the next batch.
+        let Ok(slot) = in_flight.clone().acquire_owned().await else { return };
+        let Some(first) = incoming.recv().await else { return };
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match incoming.try_recv() {
+                Ok(request) => batch.push(request),
+                Err(_) => break,
+            }
+        }
+        // A caller who went away before their turn is not served: for a
+        // hold, nobody would learn its token.
+        batch.retain(|pending| !pending.reply.is_closed());
+        if batch.is_empty() {
+            continue;
+        }
+        metrics::histogram!(B::SIZE_METRIC).record(batch.len() as f64);
+        let mut groups: HashMap<B::Key, Vec<Pending<B>>> = HashMap::new();
+        for pending in batch {
+            groups.entry(pending.key).or_default().push(pending);
+        }
+        let mut running = tokio::task::JoinSet::new();
+        for (key, group) in groups {
+            counts.calls.fetch_add(1, Ordering::Relaxed);
+            let (pool, kept) = (pool.clone(), kept.clone());
+            running.spawn(async move { decide::<B>(&pool, &kept, key, group).await });
+        }
+        tokio::spawn(async move {
+            while running.join_next().await.is_some() {}
+            drop(slot);
+        });
+    }
+}
+
+/// Runs one group of a batch and answers each caller.
+async fn decide<B: Batch>(pool: &sqlx::PgPool, kept: &KeptConnections, key: B::Key, group: Vec<Pending<B>>) {
+    let requests: Vec<B::Request> = group.iter().map(|p| p.request.clone()).collect();
+    match retrying(|| call::<B>(pool, kept, key, &requests)).await {
+        Ok(outcomes) if outcomes.len() == group.len() => {
+            for (pending, outcome) in group.into_iter().zip(outcomes) {
+                let _ = pending.reply.send(Ok(outcome));
+            }
+        }
+        Ok(_) => {
+            for pending in group {
+                let _ = pending.reply.send(Err(EngineError::Internal("a batch left a request unanswered".into())));
+            }
+        }
+        // The database is away: every caller in the batch hears so at once.
+        Err(EngineError::Unavailable(_)) => {
+            for pending in group {
+                let _ = pending.reply.send(Err(EngineError::Unavailable(sqlx::Error::PoolTimedOut)));
+            }
+        }
+        // Anything else: each request alone, so each gets its own answer.
+        Err(e) if group.len() == 1 => {
+            if let Some(pending) = group.into_iter().next() {
+                let _ = pending.reply.send(Err(e));
+            }
+        }
+        Err(e) => {
+            tracing::warn!(?key, error = %e, size = group.len(), "a batch failed; deciding its requests one by one");
+            for pending in group {
+                let alone = retrying(|| call::<B>(pool, kept, key, std::slice::from_ref(&pending.request))).await;
+                let answer = alone.and_then(|mut o| o.pop().ok_or_else(|| EngineError::Internal("a request went unanswered".into())));
+                let _ = pending.reply.send(answer);
+            }
+        }
+    }
+}
+
+/// One call on a kept connection.
+async fn call<B: Batch>(pool: &sqlx::PgPool, kept: &KeptConnections, key: B::Key, requests: &[B::Request]) -> Result<Vec<B::Outcome>> {
+    let mut connection = kept.take(pool).await?;
+    let outcomes = B::call(&mut connection, key, requests).await?;
+    kept.keep(connection);
+    // Closed meanwhile: the pool is waiting for it.
+    if pool.is_closed() {
+        kept.release_all();
+    }
+    Ok(outcomes)
+}
