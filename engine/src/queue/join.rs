@@ -1,13 +1,16 @@
-//! Joining the waiting room in batches: the joins that arrive while one
-//! batch is in the database gather into the next, one `queue_join` call per
-//! event for all of them.
+//! Joining the waiting room in batches (see [`crate::sale::group_commit`]):
+//! the joins that arrive while a batch is in the database gather into the
+//! next, one `queue_join_many` call per event for all of them, so a burst of
+//! fans costs a few commits, not one per fan. Two batches of one event are
+//! safe together: `queue_join_many` locks the event's queue row first.
 
 use std::collections::HashMap;
 
 use frontrow_model::{EventId, UserId};
-use tokio::sync::{mpsc, oneshot};
+use sqlx::PgConnection;
 
 use crate::error::{EngineError, Result};
+use crate::sale::group_commit::{Batch, GroupCommit};
 
 pub(super) fn new_queue_token() -> String {
     use rand::RngCore;
@@ -16,84 +19,31 @@ pub(super) fn new_queue_token() -> String {
     hex::encode(bytes)
 }
 
-/// Most joins one database call takes.
-const MAX_JOIN_BATCH: usize = 2000;
+pub(crate) struct Joins;
 
-struct JoinRequest {
-    event_id: EventId,
-    user_id: UserId,
-    reply: oneshot::Sender<Result<String>>,
-}
+pub(crate) type Joiner = GroupCommit<Joins>;
 
-/// Coalesces the joins that arrive together into one `queue_join_many` call
-/// per event: while one batch is in the database the next one gathers, so
-/// a burst of fans costs a few commits, not one per fan.
-pub struct Joiner {
-    requests: mpsc::Sender<JoinRequest>,
-}
+impl Batch for Joins {
+    type Request = UserId;
+    /// The fan's queue token, or why the event takes no joins (said to
+    /// every fan of the batch, without a call each).
+    type Outcome = Result<String>;
+    type Key = EventId;
+    const SIZE_METRIC: &'static str = "frontrow_queue_join_batch_size";
 
-impl Joiner {
-    /// Starts the batching task on the current Tokio runtime.
-    pub fn start(pool: sqlx::PgPool) -> Self {
-        let (requests, incoming) = mpsc::channel(64 * 1024);
-        tokio::spawn(run_joiner(pool, incoming));
-        Self { requests }
-    }
-
-    pub fn is_running(&self) -> bool {
-        !self.requests.is_closed()
-    }
-
-    /// Joins the fan to the event's queue (again: same place, same token).
-    pub async fn join(&self, event_id: EventId, user_id: UserId) -> Result<String> {
-        let (reply, answer) = oneshot::channel();
-        self.requests
-            .send(JoinRequest { event_id, user_id, reply })
-            .await
-            .map_err(|_| EngineError::Internal("the queue joiner has stopped".into()))?;
-        answer.await.map_err(|_| EngineError::Internal("the queue joiner dropped a join".into()))?
-    }
-}
-
-async fn run_joiner(pool: sqlx::PgPool, mut incoming: mpsc::Receiver<JoinRequest>) {
-    while let Some(first) = incoming.recv().await {
-        let mut batch = vec![first];
-        while batch.len() < MAX_JOIN_BATCH {
-            match incoming.try_recv() {
-                Ok(request) => batch.push(request),
-                Err(_) => break,
-            }
-        }
-        let mut by_event: HashMap<EventId, Vec<JoinRequest>> = HashMap::new();
-        for request in batch {
-            by_event.entry(request.event_id).or_default().push(request);
-        }
-        for (event_id, requests) in by_event {
-            let users: Vec<UserId> = requests.iter().map(|r| r.user_id).collect();
-            match join_batch(&pool, event_id, &users).await {
-                Ok(tokens) => {
-                    for r in requests {
-                        let answer = tokens.get(&r.user_id).cloned().ok_or_else(|| EngineError::Internal("join lost".into()));
-                        let _ = r.reply.send(answer);
-                    }
-                }
-                Err(e) => {
-                    for r in requests {
-                        let _ = r.reply.send(Err(match &e {
-                            EngineError::NotFound => EngineError::NotFound,
-                            EngineError::WaitingRoomOff => EngineError::WaitingRoomOff,
-                            other => EngineError::Internal(other.to_string()),
-                        }));
-                    }
-                }
-            }
+    async fn call(connection: &mut PgConnection, event_id: EventId, users: &[UserId]) -> Result<Vec<Result<String>>> {
+        match join_batch(connection, event_id, users).await {
+            Ok(tokens) => Ok(users.iter().map(|u| tokens.get(u).cloned().ok_or_else(|| EngineError::Internal("a join went unanswered".into()))).collect()),
+            Err(EngineError::NotFound) => Ok(users.iter().map(|_| Err(EngineError::NotFound)).collect()),
+            Err(EngineError::WaitingRoomOff) => Ok(users.iter().map(|_| Err(EngineError::WaitingRoomOff)).collect()),
+            Err(e) => Err(e),
         }
     }
 }
 
-async fn join_batch(pool: &sqlx::PgPool, event_id: EventId, users: &[UserId]) -> Result<HashMap<UserId, String>> {
+async fn join_batch(connection: &mut PgConnection, event_id: EventId, users: &[UserId]) -> Result<HashMap<UserId, String>> {
     let enabled = sqlx::query_scalar!("SELECT waiting_room_enabled FROM events WHERE event_id = $1", event_id.as_uuid())
-        .fetch_optional(pool)
+        .fetch_optional(&mut *connection)
         .await?
         .ok_or(EngineError::NotFound)?;
     if !enabled {
@@ -106,10 +56,9 @@ async fn join_batch(pool: &sqlx::PgPool, event_id: EventId, users: &[UserId]) ->
         users as &[UserId],
         &tokens
     )
-    .fetch_all(pool)
+    .fetch_all(&mut *connection)
     .await?;
     metrics::counter!("frontrow_queue_joins_total").increment(users.len() as u64);
-    metrics::histogram!("frontrow_queue_join_batch_size").record(users.len() as f64);
     Ok(rows.into_iter().map(|r| (UserId::from(r.user_id), r.token)).collect())
 }
 

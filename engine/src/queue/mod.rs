@@ -17,7 +17,7 @@ mod feed;
 mod join;
 
 pub use feed::{QueueFeed, QueueRound};
-pub use join::Joiner;
+pub(crate) use join::Joiner;
 
 use std::time::Duration;
 
@@ -70,10 +70,10 @@ impl Engine {
             let mut slot = self.inner.joiner.lock().unwrap_or_else(|e| e.into_inner());
             match slot.as_ref() {
                 Some(joiner) if joiner.is_running() => joiner.clone(),
-                _ => slot.insert(std::sync::Arc::new(Joiner::start(self.pool().clone()))).clone(),
+                _ => slot.insert(std::sync::Arc::new(Joiner::start(self.pool().clone(), Default::default()))).clone(),
             }
         };
-        joiner.join(event_id, user_id).await
+        joiner.submit(event_id, user_id).await?
     }
 
     /// Where the fan stands; "sold out" comes from the live seat map's count

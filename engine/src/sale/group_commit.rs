@@ -5,7 +5,8 @@
 //! the commits, not the fans, are what is shared.
 //!
 //! What a batch does is the [`Batch`] implementation's: holds
-//! ([`super::hold_batch`]) and releases ([`super::release_batch`]).
+//! ([`super::hold_batch`]), releases ([`super::release_batch`]) and queue
+//! joins ([`crate::queue::join`]).
 
 use std::collections::HashMap;
 use std::future::Future;
