@@ -30,6 +30,8 @@ impl Batch for Joins {
     type Outcome = Result<String>;
     type Key = EventId;
     const SIZE_METRIC: &'static str = "frontrow_queue_join_batch_size";
+    /// A join is one small row: a burst of fans goes in a few commits.
+    const MAX_BATCH: usize = 2000;
 
     async fn call(connection: &mut PgConnection, event_id: EventId, users: &[UserId]) -> Result<Vec<Result<String>>> {
         match join_batch(connection, event_id, users).await {

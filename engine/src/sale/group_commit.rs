@@ -21,9 +21,6 @@ use tokio::sync::{mpsc, oneshot, Semaphore};
 use crate::db::retrying;
 use crate::error::{EngineError, Result};
 
-/// Most requests in one batch (all groups together).
-const MAX_BATCH: usize = 256;
-
 /// Batches in the database at once. With one, the database sits idle while
 /// a batch's commit is flushed and its answer travels back; with two, the
 /// next batch runs meanwhile (each kind of batch says why that is safe).
@@ -38,6 +35,8 @@ pub(crate) trait Batch: Send + Sync + 'static {
     type Key: Eq + Hash + Copy + Send + Sync + std::fmt::Debug + 'static;
     /// The histogram of batch sizes.
     const SIZE_METRIC: &'static str;
+    /// Most requests in one batch (all groups together).
+    const MAX_BATCH: usize = 256;
     /// One outcome per request, in order, from one statement.
     fn call(connection: &mut PgConnection, key: Self::Key, requests: &[Self::Request]) -> impl Future<Output = Result<Vec<Self::Outcome>>> + Send;
 }
@@ -153,7 +152,7 @@ async fn run<B: Batch>(pool: sqlx::PgPool, mut incoming: mpsc::Receiver<Pending<
         let Ok(slot) = in_flight.clone().acquire_owned().await else { return };
         let Some(first) = incoming.recv().await else { return };
         let mut batch = vec![first];
-        while batch.len() < MAX_BATCH {
+        while batch.len() < B::MAX_BATCH {
             match incoming.try_recv() {
                 Ok(request) => batch.push(request),
                 Err(_) => break,
@@ -211,8 +210,15 @@ async fn decide<B: Batch>(pool: &sqlx::PgPool, kept: &KeptConnections, key: B::K
         }
         Err(e) => {
             tracing::warn!(?key, error = %e, size = group.len(), "a batch failed; deciding its requests one by one");
+            let mut away = false;
             for pending in group {
+                // The database went away meanwhile: the rest hear so at once.
+                if away {
+                    let _ = pending.reply.send(Err(EngineError::Unavailable(sqlx::Error::PoolTimedOut)));
+                    continue;
+                }
                 let alone = retrying(|| call::<B>(pool, kept, key, std::slice::from_ref(&pending.request))).await;
+                away = matches!(alone, Err(EngineError::Unavailable(_)));
                 let answer = alone.and_then(|mut o| o.pop().ok_or_else(|| EngineError::Internal("a request went unanswered".into())));
                 let _ = pending.reply.send(answer);
             }

@@ -124,14 +124,19 @@ pub(crate) async fn release(conn: &mut PgConnection, requests: &[ReleaseRequest]
         r#"WITH request AS (
                SELECT (n - 1)::int AS i, (r->>'hold')::uuid AS hold, r->>'token' AS token, r->>'tag' AS tag, (r->>'fan')::uuid AS fan
                  FROM jsonb_array_elements($1) WITH ORDINALITY AS e(r, n)
+           ), first AS (
+               -- A request sent twice in one batch (a double click) frees
+               -- the seats for its first copy; the others find them gone,
+               -- as they would one by one.
+               SELECT DISTINCT ON (hold, token, fan) * FROM request ORDER BY hold, token, fan, i
            ), target AS (
-               -- Locked in one order (the one hold_batch uses), so statements
-               -- side by side never wait on each other in a circle.
-               -- (Seats found by their holds' index whatever the planner
-               -- guesses of the request's size.)
+               -- Locked in one order (the one hold_batch and the checkout
+               -- use), so statements side by side never wait on each other
+               -- in a circle. (Seats found by their holds' index whatever the
+               -- planner guesses of the request's size.)
                SELECT s.event_id, s.seat_id, q.i, q.hold, q.tag, q.fan
-                 FROM seats s JOIN request q ON s.hold_id = q.hold AND s.hold_token = q.token AND s.holder_id = q.fan
-                WHERE s.hold_id = ANY ((SELECT array_agg(hold) FROM request)::uuid[])
+                 FROM seats s JOIN first q ON s.hold_id = q.hold AND s.hold_token = q.token AND s.holder_id = q.fan
+                WHERE s.hold_id = ANY ((SELECT array_agg(hold) FROM first)::uuid[])
                   AND s.state = 'held' AND NOT lease_lapsed(s.hold_expires_at)
                 ORDER BY s.event_id, s.seat_id
                   FOR UPDATE OF s
@@ -186,12 +191,21 @@ pub(crate) async fn staff_release(conn: &mut PgConnection, hold_id: HoldId, acto
 /// payment deadline (`grace_seconds` from now).
 pub(crate) async fn reserve_for_payment(conn: &mut PgConnection, hold_id: HoldId, token: &str, grace_seconds: f64) -> Result<i64> {
     Ok(sqlx::query_scalar!(
-        r#"WITH moved AS (
-               UPDATE seats
+        r#"WITH locked AS (
+               -- In the order releases lock them: a release racing this
+               -- checkout waits its turn instead of deadlocking.
+               SELECT event_id, seat_id FROM seats
+                WHERE hold_id = $1 AND hold_token = $2 AND state = 'held' AND NOT lease_lapsed(hold_expires_at)
+                ORDER BY event_id, seat_id
+                  FOR UPDATE
+           ), moved AS (
+               UPDATE seats s
                   SET state = 'payment_pending', hold_expires_at = now() + make_interval(secs => $3),
                       version = nextval('seat_version_seq')
-                WHERE hold_id = $1 AND hold_token = $2 AND state = 'held' AND NOT lease_lapsed(hold_expires_at)
-            RETURNING event_id, seat_id, version, holder_id
+                 FROM locked l
+                WHERE s.event_id = l.event_id AND s.seat_id = l.seat_id
+                  AND s.hold_id = $1 AND s.hold_token = $2 AND s.state = 'held' AND NOT lease_lapsed(s.hold_expires_at)
+            RETURNING s.event_id, s.seat_id, s.version, s.holder_id
            ), logged AS (
                INSERT INTO seat_events (event_id, seat_id, version, from_state, to_state, hold_id, token_tag, actor_id, reason)
                SELECT event_id, seat_id, version, 'held', 'payment_pending', $1, $4, holder_id, 'checkout' FROM moved
