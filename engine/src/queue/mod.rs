@@ -66,13 +66,7 @@ impl Engine {
         if requires_email && !self.email_verified(user_id).await? {
             return Err(EngineError::EmailNotVerified);
         }
-        let joiner = {
-            let mut slot = self.inner.joiner.lock().unwrap_or_else(|e| e.into_inner());
-            match slot.as_ref() {
-                Some(joiner) if joiner.is_running() => joiner.clone(),
-                _ => slot.insert(std::sync::Arc::new(Joiner::start(self.pool().clone(), Default::default()))).clone(),
-            }
-        };
+        let joiner = Joiner::running_in(&self.inner.joiner, self.pool(), &Default::default());
         joiner.submit(event_id, user_id).await?
     }
 

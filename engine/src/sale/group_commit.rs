@@ -84,6 +84,16 @@ impl<B: Batch> GroupCommit<B> {
         !self.requests.is_closed()
     }
 
+    /// The batcher in `slot`, started on first use (and again if its task
+    /// ever ended).
+    pub fn running_in(slot: &std::sync::Mutex<Option<Arc<Self>>>, pool: &sqlx::PgPool, counts: &Arc<BatchCounts>) -> Arc<Self> {
+        let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
+        match slot.as_ref() {
+            Some(batcher) if batcher.is_running() => batcher.clone(),
+            _ => slot.insert(Arc::new(Self::start(pool.clone(), counts.clone()))).clone(),
+        }
+    }
+
     /// Whether requests are waiting for the database right now.
     pub fn is_busy(&self) -> bool {
         self.waiting.load(Ordering::Relaxed) > 0

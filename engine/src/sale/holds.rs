@@ -218,19 +218,11 @@ impl Engine {
     }
 
     fn hold_batcher(&self) -> Arc<HoldBatcher> {
-        let mut slot = self.inner.hold_batcher.lock().unwrap_or_else(|e| e.into_inner());
-        match slot.as_ref() {
-            Some(batcher) if batcher.is_running() => batcher.clone(),
-            _ => slot.insert(Arc::new(HoldBatcher::start(self.pool().clone(), self.inner.hold_batch_counts.clone()))).clone(),
-        }
+        HoldBatcher::running_in(&self.inner.hold_batcher, self.pool(), &self.inner.hold_batch_counts)
     }
 
     fn release_batcher(&self) -> Arc<ReleaseBatcher> {
-        let mut slot = self.inner.release_batcher.lock().unwrap_or_else(|e| e.into_inner());
-        match slot.as_ref() {
-            Some(batcher) if batcher.is_running() => batcher.clone(),
-            _ => slot.insert(Arc::new(ReleaseBatcher::start(self.pool().clone(), Arc::default()))).clone(),
-        }
+        ReleaseBatcher::running_in(&self.inner.release_batcher, self.pool(), &Arc::default())
     }
 
     /// Fans' holds sent to the database, the calls that decided them, and
