@@ -189,12 +189,12 @@ as_pg psql -q "$url" -c "DROP DATABASE bench" >/dev/null
 as_pg psql -q "$url" -c "CHECKPOINT" >/dev/null
 echo "pgbench: conditional UPDATE $update_tps/s (with a NOTIFY $update_notify_tps/s, with a change-log row $update_log_tps/s; hold and release as two UPDATEs $cycle_tps cycles/s), INSERT $insert_tps/s"
 # The page at 10,000 seats whatever the scale: the size the map was made for.
-for what in healthz seats page fan-page holds cycles joins; do
-  case $what in holds|cycles) n=$capacity_seats ;; page|fan-page) n=10000 ;; *) n=$seats ;; esac
+for what in healthz seats page fan-page holds cycles purchases joins; do
+  case $what in holds|cycles) n=$capacity_seats ;; purchases) n=20000 ;; page|fan-page) n=10000 ;; *) n=$seats ;; esac
   lg --json-out "$out/capacity-$what.json" capacity --what "$what" --concurrency 32 --secs 6 --seats "$n" | grep capacity
 done
 rate_of() { json "$out/capacity-$1.json" ok_per_second | xargs printf '%.0f'; }
-healthz_rps=$(rate_of healthz) seats_rps=$(rate_of seats) page_rps=$(rate_of page) fan_page_rps=$(rate_of fan-page) holds_rps=$(rate_of holds) cycles_rps=$(rate_of cycles) joins_rps=$(rate_of joins)
+healthz_rps=$(rate_of healthz) seats_rps=$(rate_of seats) page_rps=$(rate_of page) fan_page_rps=$(rate_of fan-page) holds_rps=$(rate_of holds) cycles_rps=$(rate_of cycles) purchases_rps=$(rate_of purchases) joins_rps=$(rate_of joins)
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "n/a" }'; }
 
 status=0
@@ -287,6 +287,7 @@ cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
   echo "|---|---:|---|---:|---:|"
   echo "| holds granted/s (one seat, no conflicts, 32 callers) | $holds_rps | pgbench single-row conditional UPDATE, plain table, no trigger (32 clients) | $update_tps | $(ratio "$holds_rps" "$update_tps") |"
   echo "| hold + release cycles/s (each caller its own seat, 32 callers, p99 $(json "$out/capacity-cycles.json" p99_ms | xargs printf '%.1f') ms) | $cycles_rps | pgbench, the same seat's UPDATE to held then back, two commits (32 clients) | $cycle_tps | $(ratio "$cycles_rps" "$cycle_tps") |"
+  echo "| purchases/s (hold one seat, then check out with the simulated provider's good card, 32 callers, p99 $(json "$out/capacity-purchases.json" p99_ms | xargs printf '%.1f') ms) | $purchases_rps | pgbench, hold and release cycles as above | $cycle_tps | $(ratio "$purchases_rps" "$cycle_tps") |"
   echo "| seat-map JSON reads/s ($seats seats) | $seats_rps | same server, GET /healthz (fixed bytes) | $healthz_rps | $(ratio "$seats_rps" "$healthz_rps") |"
   echo "| seat-map pages/s, signed out (10,000 seats, gzip, p99 $(json "$out/capacity-page.json" p99_ms | xargs printf '%.1f') ms) | $page_rps | same server, GET /healthz (fixed bytes) | $healthz_rps | $(ratio "$page_rps" "$healthz_rps") |"
   echo "| seat-map pages/s, signed in (each fan's own, p99 $(json "$out/capacity-fan-page.json" p99_ms | xargs printf '%.1f') ms) | $fan_page_rps | same server, GET /healthz (fixed bytes) | $healthz_rps | $(ratio "$fan_page_rps" "$healthz_rps") |"
@@ -294,7 +295,7 @@ cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
   echo
   echo "Telling the live maps, on the bare UPDATE: with a NOTIFY in its transaction (as seat changes did before the change log) $update_notify_tps/s ($(ratio "$update_notify_tps" "$update_tps") of the bare rate); with a change-log row instead (as they do now) $update_log_tps/s ($(ratio "$update_log_tps" "$update_tps"))."
   echo
-  for what in healthz seats page fan-page holds cycles joins; do
+  for what in healthz seats page fan-page holds cycles purchases joins; do
     echo "- saturation, $what: $(rate_of "$what")/s, server CPU $(json "$out/capacity-$what.json" server_cpu_ms_per_request | xargs printf '%.3f') ms/request"
   done
   echo

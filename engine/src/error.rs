@@ -75,12 +75,18 @@ impl From<sqlx::Error> for EngineError {
     fn from(e: sqlx::Error) -> Self {
         // A database we cannot reach (or that is restarting) is an outage
         // to wait out, not a bug: callers answer 503 and retry later.
-        match &e {
-            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) | sqlx::Error::Tls(_) => EngineError::Unavailable(e),
-            sqlx::Error::Database(db) if db.code().is_some_and(|c| c.starts_with("57P") || c.starts_with("08")) => EngineError::Unavailable(e),
+        let away = match &e {
+            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) | sqlx::Error::Tls(_) => true,
+            sqlx::Error::Database(db) if db.code().is_some_and(|c| c.starts_with("57P") || c.starts_with("08")) => true,
             // read_only_sql_transaction: a standby, a demoted primary, or a new primary kept read-only mid-failover.
-            sqlx::Error::Database(db) if db.code().as_deref() == Some("25006") => EngineError::Unavailable(e),
-            _ => EngineError::Database(e),
+            sqlx::Error::Database(db) if db.code().as_deref() == Some("25006") => true,
+            _ => false,
+        };
+        if away {
+            crate::db::note_database_away();
+            EngineError::Unavailable(e)
+        } else {
+            EngineError::Database(e)
         }
     }
 }

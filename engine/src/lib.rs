@@ -114,6 +114,9 @@ struct Inner {
     hold_batch_counts: Arc<sale::group_commit::BatchCounts>,
     /// Gathers concurrent releases into one database call, likewise.
     release_batcher: Mutex<Option<Arc<sale::release_batch::ReleaseBatcher>>>,
+    /// And the checkout's two transactions: seats to payment, then sale.
+    reserve_batcher: Mutex<Option<Arc<sale::checkout::ReserveBatcher>>>,
+    sale_batcher: Mutex<Option<Arc<sale::checkout::SaleBatcher>>>,
     users: accounts::UserCache,
     account_feed: accounts::AccountFeed,
     session_ends: tokio::sync::broadcast::Sender<accounts::SessionEnd>,
@@ -129,6 +132,8 @@ impl Engine {
                 hold_batcher: Mutex::default(),
                 hold_batch_counts: Arc::default(),
                 release_batcher: Mutex::default(),
+                reserve_batcher: Mutex::default(),
+                sale_batcher: Mutex::default(),
                 users: accounts::user_cache(),
                 account_feed: accounts::AccountFeed::default(),
                 session_ends: tokio::sync::broadcast::channel(1024).0,

@@ -8,11 +8,6 @@ pub(crate) fn hold_token() -> String {
     random_hex(16)
 }
 
-/// A ticket code: what the QR code carries and the gate scans.
-pub(crate) fn ticket_code() -> String {
-    random_hex(12).to_uppercase()
-}
-
 /// A short, one-way tag of a token for the audit log, so the log shows which
 /// token acted without ever storing a usable token.
 pub(crate) fn token_tag(token: &str) -> String {

@@ -13,7 +13,7 @@ use uuid::Uuid;
 use crate::accounts::require_staff;
 use crate::venue::catalogue::check_text;
 use crate::sale::checkout::key::{let_go, Claimed, KeyedRequest};
-use crate::sale::checkout::{decode_outcome, run, CheckoutOutcome, Payment};
+use crate::sale::checkout::{decode_outcome, run, CheckoutOutcome, Claim, Payment};
 use crate::error::{EngineError, Result};
 use crate::sale::seats;
 use crate::tokens::{hold_token, sha256_hex};
@@ -70,14 +70,14 @@ impl Engine {
         )
         .execute(&mut *tx)
         .await?;
-        let (checkout_id, token) = match keyed.existing(&mut tx, self).await? {
+        let (checkout_id, token, claim) = match keyed.existing(&mut tx, self).await? {
             Some(Claimed::Answered(body)) => return decode_outcome(body),
             Some(Claimed::InUse) => return Err(EngineError::IdempotencyKeyInUse),
             Some(Claimed::TakenOver(checkout_id)) => {
                 let token = sqlx::query_scalar!("SELECT h.hold_token FROM checkouts c JOIN holds h USING (hold_id) WHERE c.checkout_id = $1", checkout_id.as_uuid())
                     .fetch_one(&mut *tx)
                     .await?;
-                (checkout_id, token)
+                (checkout_id, token, Claim::TakenOver)
             }
             None => {
                 if let Some(places) = &sale.standing {
@@ -114,12 +114,12 @@ impl Engine {
                 .await?;
                 // Under the key's lock nobody else can have claimed it.
                 let checkout_id = keyed.claim(&mut tx, self, hold_id, event_id).await?.ok_or(EngineError::IdempotencyKeyInUse)?;
-                (checkout_id, token)
+                (checkout_id, token, Claim::Fresh)
             }
         };
         tx.commit().await?;
         self.board().seats_written();
-        let outcome = run(self, checkout_id, &token, payment).await;
+        let outcome = run(self, checkout_id, &token, payment, claim).await;
         if outcome.is_err() {
             let_go(self, checkout_id).await;
         }

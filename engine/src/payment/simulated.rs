@@ -95,18 +95,26 @@ impl PaymentProvider for SimulatedProvider {
     }
 
     async fn create_payment(&self, request: &PaymentRequest) -> Result<ProviderPayment, ProviderError> {
-        self.reachable().await?;
         let (status, settles_in) = match request.payment_token.as_str() {
             "tok_visa" | "tok_lost" => ("succeeded", None),
+            "tok_slow" if self.settings.slow_settle.is_zero() => ("succeeded", None),
             "tok_slow" => ("processing", Some(self.settings.slow_settle)),
             "tok_chargeDeclined" => ("declined:your card was declined", None),
             _ => ("declined:unknown payment token", None),
         };
         let settles_in_ms = settles_in.map(|d| d.as_millis() as i64);
-        let created = sqlx::query!(
-            r#"INSERT INTO sim_provider_payments (provider_ref, idempotency_key, amount_cents, payment_token, status, settles_at)
-               VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6::float8 / 1000))
-               ON CONFLICT (idempotency_key) DO NOTHING"#,
+        // One statement, as a provider's one request: nothing while the
+        // provider is down; a repeat with the same key answers the original
+        // charge (exactly: idempotency does not go through the lagging
+        // search), settling a slow one whose time has come. The reference is
+        // new, so it is the row's only if this request created it.
+        let row = sqlx::query!(
+            r#"INSERT INTO sim_provider_payments AS p (provider_ref, idempotency_key, amount_cents, payment_token, status, settles_at)
+               SELECT $1, $2, $3, $4, $5, now() + make_interval(secs => $6::float8 / 1000)
+                WHERE NOT coalesce((SELECT outage_until > now() FROM sim_provider_control), false)
+               ON CONFLICT (idempotency_key) DO UPDATE
+                  SET status = CASE WHEN p.status = 'processing' AND p.settles_at <= now() THEN 'succeeded' ELSE p.status END
+            RETURNING provider_ref, status, provider_ref = $1 AS "created!""#,
             format!("pi_sim_{}", Uuid::new_v4().simple()),
             request.idempotency_key,
             request.amount_cents,
@@ -114,24 +122,11 @@ impl PaymentProvider for SimulatedProvider {
             status,
             settles_in_ms.map(|ms| ms as f64),
         )
-        .execute(&self.pool)
+        .fetch_optional(&self.pool)
         .await
         .map_err(unreachable)?
-        .rows_affected()
-            == 1;
-        // A repeat with the same key answers the original charge (exactly:
-        // idempotency does not go through the lagging search).
-        let row = sqlx::query!(
-            r#"UPDATE sim_provider_payments
-                  SET status = CASE WHEN status = 'processing' AND settles_at <= now() THEN 'succeeded' ELSE status END
-                WHERE idempotency_key = $1
-            RETURNING provider_ref, status"#,
-            request.idempotency_key
-        )
-        .fetch_one(&self.pool)
-        .await
-        .map_err(unreachable)?;
-        if created && request.payment_token == "tok_lost" {
+        .ok_or_else(|| ProviderError::Unreachable("the provider is down (simulated outage)".into()))?;
+        if row.created && request.payment_token == "tok_lost" {
             // The charge went through; the answer never reaches us.
             return Err(ProviderError::Unreachable("connection reset before the reply".into()));
         }

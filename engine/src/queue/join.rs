@@ -25,9 +25,9 @@ pub(crate) type Joiner = GroupCommit<Joins>;
 
 impl Batch for Joins {
     type Request = UserId;
-    /// The fan's queue token, or why the event takes no joins (said to
-    /// every fan of the batch, without a call each).
-    type Outcome = Result<String>;
+    /// The fan's queue token (or why the event takes no joins, said to
+    /// every fan of the batch without a call each).
+    type Outcome = String;
     type Key = EventId;
     const SIZE_METRIC: &'static str = "frontrow_queue_join_batch_size";
     /// A join is one small row: a burst of fans goes in a few commits.

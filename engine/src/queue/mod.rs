@@ -67,7 +67,7 @@ impl Engine {
             return Err(EngineError::EmailNotVerified);
         }
         let joiner = Joiner::running_in(&self.inner.joiner, self.pool(), &Default::default());
-        joiner.submit(event_id, user_id).await?
+        joiner.submit(event_id, user_id).await
     }
 
     /// Where the fan stands; "sold out" comes from the live seat map's count

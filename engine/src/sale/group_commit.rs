@@ -5,20 +5,22 @@
 //! the commits, not the fans, are what is shared.
 //!
 //! What a batch does is the [`Batch`] implementation's: holds
-//! ([`super::hold_batch`]), releases ([`super::release_batch`]) and queue
-//! joins ([`crate::queue::join`]).
+//! ([`super::hold_batch`]), releases ([`super::release_batch`]), the
+//! checkout's two transactions ([`super::checkout`]) and queue joins
+//! ([`crate::queue::join`]).
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::hash::Hash;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use sqlx::pool::PoolConnection;
-use sqlx::{PgConnection, Postgres};
+use sqlx::{Connection, PgConnection, Postgres};
 use tokio::sync::{mpsc, oneshot, Semaphore};
 
-use crate::db::retrying;
+use crate::db::{retrying, times_database_away};
 use crate::error::{EngineError, Result};
 
 /// Batches in the database at once. With one, the database sits idle while
@@ -37,8 +39,27 @@ pub(crate) trait Batch: Send + Sync + 'static {
     const SIZE_METRIC: &'static str;
     /// Most requests in one batch (all groups together).
     const MAX_BATCH: usize = 256;
-    /// One outcome per request, in order, from one statement.
-    fn call(connection: &mut PgConnection, key: Self::Key, requests: &[Self::Request]) -> impl Future<Output = Result<Vec<Self::Outcome>>> + Send;
+    /// One answer per request, in order, from one statement. The outer error
+    /// is the statement's (nothing was done: the requests may be tried
+    /// again, one by one); an inner one is that request's answer alone, given
+    /// as it is, since the rest of the statement may have committed.
+    fn call(connection: &mut PgConnection, key: Self::Key, requests: &[Self::Request]) -> impl Future<Output = Result<Vec<Result<Self::Outcome>>>> + Send;
+}
+
+/// A batch function's rows, each naming its request's index and carrying
+/// its answer, put in request order; a request without a row is answered
+/// with an internal error.
+pub(crate) fn in_request_order<O>(count: usize, rows: impl IntoIterator<Item = (i32, Result<O>)>, function: &str) -> Vec<Result<O>> {
+    let mut answers: Vec<Option<Result<O>>> = (0..count).map(|_| None).collect();
+    for (index, answer) in rows {
+        if let Some(slot) = usize::try_from(index).ok().and_then(|i| answers.get_mut(i)) {
+            *slot = Some(answer);
+        }
+    }
+    answers
+        .into_iter()
+        .map(|a| a.unwrap_or_else(|| Err(EngineError::Internal(format!("{function} left a request unanswered")))))
+        .collect()
 }
 
 /// Requests asked for and database calls made: their ratio is the batching.
@@ -114,18 +135,40 @@ impl<B: Batch> GroupCommit<B> {
 
 /// Connections kept from one batch to the next. The pool proves a
 /// connection alive with a round trip (a ping) each time it hands one out; a
-/// batch on a kept connection skips that, so a request costs the database
-/// one round trip. A connection whose call failed goes back to the pool,
-/// whose ping then weeds it out if it is dead (after a database restart).
+/// batch on a kept connection skips that while batches follow each other
+/// closely, so a request costs the database one round trip. One kept idle
+/// for longer, or kept from before the database was last found away (after
+/// a restart every kept connection is dead), is pinged first, and given up
+/// if it does not answer. A connection whose call failed goes back to the
+/// pool, whose ping then weeds it out if it is dead.
 #[derive(Default)]
-struct KeptConnections(std::sync::Mutex<Vec<PoolConnection<Postgres>>>);
+struct KeptConnections(std::sync::Mutex<Vec<Kept>>);
+
+struct Kept {
+    connection: PoolConnection<Postgres>,
+    since: Instant,
+    /// [`times_database_away`] when it was kept.
+    times_away: u64,
+}
+
+/// How long a kept connection may sit unused and still be trusted without a ping.
+const TRUSTED_IDLE: Duration = Duration::from_secs(1);
 
 impl KeptConnections {
     async fn take(&self, pool: &sqlx::PgPool) -> std::result::Result<PoolConnection<Postgres>, sqlx::Error> {
-        let kept = self.0.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        match kept {
-            Some(connection) => Ok(connection),
-            None => pool.acquire().await,
+        loop {
+            let kept = self.0.lock().unwrap_or_else(|e| e.into_inner()).pop();
+            match kept {
+                Some(kept) if kept.since.elapsed() < TRUSTED_IDLE && kept.times_away == times_database_away() => return Ok(kept.connection),
+                Some(Kept { mut connection, .. }) => {
+                    if let Ok(Ok(())) = tokio::time::timeout(TRUSTED_IDLE, connection.ping()).await {
+                        return Ok(connection);
+                    }
+                    // Dead: closed rather than handed back, and the next one tried.
+                    connection.close_on_drop();
+                }
+                None => return pool.acquire().await,
+            }
         }
     }
 
@@ -140,7 +183,7 @@ impl KeptConnections {
         // As many as the batches that can run at once (groups side by side
         // included, within reason); the rest go back to the pool.
         if kept.len() < BATCHES_IN_FLIGHT * 2 {
-            kept.push(connection);
+            kept.push(Kept { connection, since: Instant::now(), times_away: times_database_away() });
         }
     }
 }
@@ -198,7 +241,7 @@ async fn decide<B: Batch>(pool: &sqlx::PgPool, kept: &KeptConnections, key: B::K
     match retrying(|| call::<B>(pool, kept, key, &requests)).await {
         Ok(outcomes) if outcomes.len() == group.len() => {
             for (pending, outcome) in group.into_iter().zip(outcomes) {
-                let _ = pending.reply.send(Ok(outcome));
+                let _ = pending.reply.send(outcome);
             }
         }
         Ok(_) => {
@@ -229,7 +272,7 @@ async fn decide<B: Batch>(pool: &sqlx::PgPool, kept: &KeptConnections, key: B::K
                 }
                 let alone = retrying(|| call::<B>(pool, kept, key, std::slice::from_ref(&pending.request))).await;
                 away = matches!(alone, Err(EngineError::Unavailable(_)));
-                let answer = alone.and_then(|mut o| o.pop().ok_or_else(|| EngineError::Internal("a request went unanswered".into())));
+                let answer = alone.and_then(|mut o| o.pop().unwrap_or_else(|| Err(EngineError::Internal("a request went unanswered".into()))));
                 let _ = pending.reply.send(answer);
             }
         }
@@ -237,7 +280,7 @@ async fn decide<B: Batch>(pool: &sqlx::PgPool, kept: &KeptConnections, key: B::K
 }
 
 /// One call on a kept connection.
-async fn call<B: Batch>(pool: &sqlx::PgPool, kept: &KeptConnections, key: B::Key, requests: &[B::Request]) -> Result<Vec<B::Outcome>> {
+async fn call<B: Batch>(pool: &sqlx::PgPool, kept: &KeptConnections, key: B::Key, requests: &[B::Request]) -> Result<Vec<Result<B::Outcome>>> {
     let mut connection = kept.take(pool).await?;
     let outcomes = B::call(&mut connection, key, requests).await?;
     kept.keep(connection);

@@ -8,7 +8,7 @@ use frontrow_model::{EventId, Hold, HoldId, UserId};
 use serde::Serialize;
 use sqlx::PgConnection;
 
-use super::group_commit::{Batch, GroupCommit};
+use super::group_commit::{in_request_order, Batch, GroupCommit};
 use crate::db::LOCK_FAN_LIMIT;
 use crate::error::{EngineError, Result};
 
@@ -71,13 +71,13 @@ impl Batch for Holds {
     type Key = EventId;
     const SIZE_METRIC: &'static str = "frontrow_hold_batch_size";
 
-    async fn call(connection: &mut PgConnection, event_id: EventId, requests: &[HoldRequest]) -> Result<Vec<HoldOutcome>> {
+    async fn call(connection: &mut PgConnection, event_id: EventId, requests: &[HoldRequest]) -> Result<Vec<Result<HoldOutcome>>> {
         call(connection, event_id, requests).await
     }
 }
 
-/// One call of `hold_batch`: one outcome per request, in order.
-async fn call(connection: &mut PgConnection, event_id: EventId, requests: &[HoldRequest]) -> Result<Vec<HoldOutcome>> {
+/// One call of `hold_batch`: one answer per request, in order.
+async fn call(connection: &mut PgConnection, event_id: EventId, requests: &[HoldRequest]) -> Result<Vec<Result<HoldOutcome>>> {
     let body = serde_json::to_value(requests).map_err(|e| EngineError::Internal(e.to_string()))?;
     let rows = sqlx::query!(
         r#"SELECT request_index AS "request_index!", outcome AS "outcome!", seat_ids,
@@ -89,33 +89,27 @@ async fn call(connection: &mut PgConnection, event_id: EventId, requests: &[Hold
     )
     .fetch_all(&mut *connection)
     .await?;
-    let mut outcomes = vec![None; requests.len()];
-    for row in rows {
+    let outcomes = rows.into_iter().map(|row| {
         let seats = row.seat_ids.unwrap_or_default();
         let outcome = match (row.outcome.as_str(), row.lease_ends_at, row.hold_total_cents) {
-            ("held", Some(expires_at), Some(total_cents)) => HoldOutcome::Held { seats, expires_at, total_cents },
+            ("held", Some(expires_at), Some(total_cents)) => Ok(HoldOutcome::Held { seats, expires_at, total_cents }),
             ("earlier", Some(expires_at), Some(total_cents)) => match (row.hold_id, row.hold_token) {
                 (Some(hold_id), Some(hold_token)) => {
-                    HoldOutcome::Earlier(Hold { hold_id: hold_id.into(), hold_token, event_id, seat_ids: seats, expires_at, total_cents })
+                    Ok(HoldOutcome::Earlier(Hold { hold_id: hold_id.into(), hold_token, event_id, seat_ids: seats, expires_at, total_cents }))
                 }
-                _ => return Err(EngineError::Internal("hold_batch answered an earlier hold without its id".into())),
+                _ => Err(EngineError::Internal("hold_batch answered an earlier hold without its id".into())),
             },
-            ("conflict", ..) => HoldOutcome::Conflict { free: seats },
-            ("unknown", ..) => HoldOutcome::Unknown(seats),
-            ("too_many", ..) => HoldOutcome::TooMany,
-            ("key_reused", ..) => HoldOutcome::KeyReused,
-            ("hold_ended", ..) => HoldOutcome::HoldEnded,
-            ("not_admitted", ..) => HoldOutcome::NotAdmitted,
-            ("not_open", ..) => HoldOutcome::NotOpen,
-            ("closed", ..) => HoldOutcome::Closed,
-            (other, ..) => return Err(EngineError::Internal(format!("hold_batch answered {other:?}"))),
+            ("conflict", ..) => Ok(HoldOutcome::Conflict { free: seats }),
+            ("unknown", ..) => Ok(HoldOutcome::Unknown(seats)),
+            ("too_many", ..) => Ok(HoldOutcome::TooMany),
+            ("key_reused", ..) => Ok(HoldOutcome::KeyReused),
+            ("hold_ended", ..) => Ok(HoldOutcome::HoldEnded),
+            ("not_admitted", ..) => Ok(HoldOutcome::NotAdmitted),
+            ("not_open", ..) => Ok(HoldOutcome::NotOpen),
+            ("closed", ..) => Ok(HoldOutcome::Closed),
+            (other, ..) => Err(EngineError::Internal(format!("hold_batch answered {other:?}"))),
         };
-        if let Some(slot) = usize::try_from(row.request_index).ok().and_then(|i| outcomes.get_mut(i)) {
-            *slot = Some(outcome);
-        }
-    }
-    outcomes
-        .into_iter()
-        .map(|o| o.ok_or_else(|| EngineError::Internal("hold_batch left a request unanswered".into())))
-        .collect()
+        (row.request_index, outcome)
+    });
+    Ok(in_request_order(requests.len(), outcomes, "hold_batch"))
 }

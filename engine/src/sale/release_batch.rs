@@ -22,7 +22,7 @@ impl Batch for Releases {
     type Key = ();
     const SIZE_METRIC: &'static str = "frontrow_release_batch_size";
 
-    async fn call(connection: &mut PgConnection, _: (), requests: &[ReleaseRequest]) -> Result<Vec<Self::Outcome>> {
-        seats::release(connection, requests).await
+    async fn call(connection: &mut PgConnection, _: (), requests: &[ReleaseRequest]) -> Result<Vec<Result<Self::Outcome>>> {
+        Ok(seats::release(connection, requests).await?.into_iter().map(Ok).collect())
     }
 }

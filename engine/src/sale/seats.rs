@@ -19,7 +19,11 @@
 //! to sale: what a freed seat looks like is written once, `seat_freed` in
 //! the migrations, and each way of letting go uses it; the lapsed lease and
 //! the free and held seat are SQL functions too (`seat_rules` migration).
-//! Callers run these inside their own short transactions (a fan's release
+//! The transitions taken many requests at a time are database functions,
+//! one call per batch: claim is `hold_batch`, reserve_for_payment is
+//! `checkout_reserve` and sell is `checkout_sell` (see the migrations and
+//! [`super::hold_batch`], [`super::checkout`]).
+//! Callers run the others inside their own short transactions (a fan's release
 //! is one statement, a transaction of its own); nothing here holds a lock
 //! across requests.
 
@@ -187,70 +191,6 @@ pub(crate) async fn staff_release(conn: &mut PgConnection, hold_id: HoldId, acto
     .await?)
 }
 
-/// held (lease live, current token) → payment_pending, reserved until the
-/// payment deadline (`grace_seconds` from now).
-pub(crate) async fn reserve_for_payment(conn: &mut PgConnection, hold_id: HoldId, token: &str, grace_seconds: f64) -> Result<i64> {
-    Ok(sqlx::query_scalar!(
-        r#"WITH locked AS (
-               -- In the order releases lock them: a release racing this
-               -- checkout waits its turn instead of deadlocking.
-               SELECT event_id, seat_id FROM seats
-                WHERE hold_id = $1 AND hold_token = $2 AND state = 'held' AND NOT lease_lapsed(hold_expires_at)
-                ORDER BY event_id, seat_id
-                  FOR UPDATE
-           ), moved AS (
-               UPDATE seats s
-                  SET state = 'payment_pending', hold_expires_at = now() + make_interval(secs => $3),
-                      version = nextval('seat_version_seq')
-                 FROM locked l
-                WHERE s.event_id = l.event_id AND s.seat_id = l.seat_id
-                  AND s.hold_id = $1 AND s.hold_token = $2 AND s.state = 'held' AND NOT lease_lapsed(s.hold_expires_at)
-            RETURNING s.event_id, s.seat_id, s.version, s.holder_id
-           ), logged AS (
-               INSERT INTO seat_events (event_id, seat_id, version, from_state, to_state, hold_id, token_tag, actor_id, reason)
-               SELECT event_id, seat_id, version, 'held', 'payment_pending', $1, $4, holder_id, 'checkout' FROM moved
-           )
-           SELECT count(*) AS "n!" FROM moved"#,
-        hold_id.as_uuid(),
-        token,
-        grace_seconds,
-        token_tag(token),
-    )
-    .fetch_one(conn)
-    .await?)
-}
-
-pub(crate) struct SoldSeat {
-    pub seat_id: String,
-    pub price_cents: i32,
-}
-
-/// payment_pending (current token) → sold to `booking_id` (a block the
-/// seat had is used up). Returns the seats sold, in seat order.
-pub(crate) async fn sell(conn: &mut PgConnection, hold_id: HoldId, token: &str, booking_id: BookingId, buyer: UserId) -> Result<Vec<SoldSeat>> {
-    Ok(sqlx::query_as!(
-        SoldSeat,
-        r#"WITH sold AS (
-               UPDATE seats
-                  SET state = 'sold', booking_id = $3, hold_id = NULL, hold_token = NULL, holder_id = NULL,
-                      hold_expires_at = NULL, blocked_reason = NULL, version = nextval('seat_version_seq')
-                WHERE hold_id = $1 AND hold_token = $2 AND state = 'payment_pending'
-            RETURNING event_id, seat_id, version, price_cents
-           ), logged AS (
-               INSERT INTO seat_events (event_id, seat_id, version, from_state, to_state, hold_id, token_tag, actor_id, reason)
-               SELECT event_id, seat_id, version, 'payment_pending', 'sold', $1, $4, $5, 'sale' FROM sold
-           )
-           SELECT seat_id AS "seat_id!", price_cents AS "price_cents!" FROM sold ORDER BY seat_id"#,
-        hold_id.as_uuid(),
-        token,
-        booking_id.as_uuid(),
-        token_tag(token),
-        buyer.as_uuid(),
-    )
-    .fetch_all(conn)
-    .await?)
-}
-
 /// payment_pending (current token) → held again until the hold's own
 /// expiry: nothing was charged, so the buyer may try another card.
 pub(crate) async fn return_to_hold(conn: &mut PgConnection, hold_id: HoldId, token: &str) -> Result<u64> {
@@ -412,20 +352,6 @@ pub(crate) async fn known(conn: &mut PgConnection, event_id: EventId, seat_ids: 
     Ok(sqlx::query_scalar!("SELECT seat_id FROM seats WHERE event_id = $1 AND seat_id = ANY($2::text[])", event_id.as_uuid(), seat_ids)
         .fetch_all(conn)
         .await?)
-}
-
-/// How many of the hold's seats wait for a payment under `token`, and how
-/// many of those are past their payment deadline.
-pub(crate) async fn in_payment(conn: &mut PgConnection, hold_id: HoldId, token: &str) -> Result<(i64, i64)> {
-    let r = sqlx::query!(
-        r#"SELECT count(*) AS "waiting!", count(*) FILTER (WHERE lease_lapsed(hold_expires_at)) AS "overdue!"
-           FROM seats WHERE hold_id = $1 AND hold_token = $2 AND state = 'payment_pending'"#,
-        hold_id.as_uuid(),
-        token
-    )
-    .fetch_one(conn)
-    .await?;
-    Ok((r.waiting, r.overdue))
 }
 
 /// How many of a hold's seats wait for a payment, whatever the token.

@@ -8,7 +8,8 @@ pub struct CapacityArgs {
     /// server-rendered seat-map page, in gzip as browsers take it, signed
     /// out), fan-page (the same signed in, each fan's own), holds, cycles
     /// (each caller holds a seat of its own and releases it, again and
-    /// again: one cycle is two writes), joins.
+    /// again: one cycle is two writes), purchases (hold a seat, then pay for
+    /// it with a good card), joins.
     #[arg(long)]
     what: String,
     #[arg(long, default_value_t = 32)]
@@ -24,11 +25,11 @@ pub async fn capacity(ctx: &Ctx, args: CapacityArgs) -> Result<Report> {
     let api = &ctx.api;
     let event_id = match args.what.as_str() {
         "healthz" => String::new(),
-        "seats" | "page" | "fan-page" | "holds" | "cycles" => create_event(api, &ctx.staff, &event_body(&format!("Capacity {}", rand::random::<u32>()), args.seats, 600, 50, false)).await?,
+        "seats" | "page" | "fan-page" | "holds" | "cycles" | "purchases" => create_event(api, &ctx.staff, &event_body(&format!("Capacity {}", rand::random::<u32>()), args.seats, 600, 50, false)).await?,
         "joins" => create_event(api, &ctx.staff, &event_body(&format!("Joins {}", rand::random::<u32>()), 100, 600, 4, true)).await?,
-        other => bail!("unknown --what {other}: healthz, seats, page, fan-page, holds, cycles or joins"),
+        other => bail!("unknown --what {other}: healthz, seats, page, fan-page, holds, cycles, purchases or joins"),
     };
-    if matches!(args.what.as_str(), "fan-page" | "holds" | "cycles" | "joins") {
+    if matches!(args.what.as_str(), "fan-page" | "holds" | "cycles" | "purchases" | "joins") {
         need_fans(ctx, args.concurrency)?;
     }
     let rec = Arc::new(Recorder::default());
@@ -78,6 +79,28 @@ pub async fn capacity(ctx: &Ctx, args: CapacityArgs) -> Result<Report> {
                             None => false,
                         }
                     }
+                    "purchases" => {
+                        // Seats in order, as for holds; a purchase counts once
+                        // the booking is confirmed.
+                        let n = next.fetch_add(1, Ordering::Relaxed);
+                        if n >= rows * PER_ROW {
+                            break;
+                        }
+                        let fan = &fans[(n * 31 + w) % fans.len()];
+                        let seat = seat_id(n / PER_ROW + 1, n % PER_ROW + 1);
+                        let held = timed(&rec, "hold one seat", t, api.post(&format!("/api/v1/events/{ev}/holds"), Some(&fan.session), &[], &json!({ "seat_ids": [seat] }))).await;
+                        match held.as_ref().filter(|r| r.status == 201).and_then(|r| r.str("hold_id").zip(r.str("hold_token"))) {
+                            Some((id, token)) => {
+                                let key = format!("capacity-{ev}-{n}");
+                                let (path, headers) = (format!("/api/v1/holds/{id}/checkout"), [("idempotency-key", key.as_str())]);
+                                let body = json!({ "hold_token": token, "payment_token": "tok_visa" });
+                                let paid = timed(&rec, "check out", Instant::now(), api.post(&path, Some(&fan.session), &headers, &body)).await;
+                                rec.latency("hold + checkout", t);
+                                paid.is_some_and(|r| r.status == 201)
+                            }
+                            None => false,
+                        }
+                    }
                     _ => {
                         let n = next.fetch_add(1, Ordering::Relaxed);
                         let Some(fan) = fans.get(n) else { break };
@@ -93,8 +116,12 @@ pub async fn capacity(ctx: &Ctx, args: CapacityArgs) -> Result<Report> {
     let phase = Phase::new(&args.what, &rec, elapsed, cpu_now(&ctx.server_pids).since(cpu_before));
     let ok = rec.counter("ok");
     let per_second = ok as f64 / elapsed.as_secs_f64();
-    // The one operation timed (for cycles, the whole cycle).
-    let timed_op = if args.what == "cycles" { phase.op("hold + release") } else { phase.ops.first() };
+    // The one operation timed (for cycles and purchases, the whole of it).
+    let timed_op = match args.what.as_str() {
+        "cycles" => phase.op("hold + release"),
+        "purchases" => phase.op("hold + checkout"),
+        _ => phase.ops.first(),
+    };
     let p99 = timed_op.map_or(0.0, |op| op.p99_ms);
     let json = json!({ "scenario": "capacity", "what": args.what, "concurrency": args.concurrency, "ok": ok, "failed": rec.counter("failed"),
         "ok_per_second": per_second, "p99_ms": p99, "phase": phase, "passed": true });

@@ -389,3 +389,76 @@ async fn an_unprovable_charge_is_watched_then_handed_to_a_person_who_settles_it(
     .await;
     assert_eq!(app.assert_invariants().await.payments_unresolved, 0);
 }
+
+/// Checkouts sent together share their database calls (two a batch: seats
+/// to payment, then the sale); each must still be decided alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checkouts_together_are_each_decided_alone() {
+    let app = spawn_app().await;
+    let events = [app.event(2, 20, 300, 8).await, app.event(2, 20, 300, 8).await];
+    let fans = app.fans(40).await;
+    // Fan i holds seat A-1-(i/2+1) (and, for every third, the one behind it in
+    // row 2 too) of event i % 2.
+    let mut holds = Vec::new();
+    for (i, fan) in fans.iter().enumerate() {
+        let (a, b) = (format!("A-1-{}", i / 2 + 1), format!("A-2-{}", i / 2 + 1));
+        let seats: Vec<&str> = if i % 3 == 0 { vec![&a, &b] } else { vec![&a] };
+        let held = fan.hold(events[i % 2], &seats).await;
+        assert_eq!(held.status, 201, "{:?}", held.body);
+        holds.push(ids(&held));
+    }
+
+    // 0..28 pay with a good card; 28..32 are declined; 32..36 send a stale
+    // token; 36..40 check out twice at once under two keys.
+    let attempts = fans.iter().zip(&holds).enumerate().flat_map(|(i, (fan, (hold, token)))| {
+        let (card, token) = match i {
+            0..=27 => ("tok_visa", token.clone()),
+            28..=31 => ("tok_chargeDeclined", token.clone()),
+            _ if i < 36 => ("tok_visa", "0".repeat(32)),
+            _ => ("tok_visa", token.clone()),
+        };
+        let keys = if i >= 36 { vec![format!("first-{i}"), format!("second-{i}")] } else { vec![format!("only-{i}")] };
+        keys.into_iter().map(move |key| {
+            let (hold, token) = (hold.clone(), token.clone());
+            async move { (i, fan.checkout(&hold, &token, card, &key).await) }
+        })
+    });
+    let replies = join_all(attempts).await;
+
+    let mut booked = vec![0; fans.len()];
+    for (i, r) in &replies {
+        match (*i, r.status) {
+            (0..=27 | 36..=39, 201) => {
+                booked[*i] += 1;
+                // The answer stored in the batch is the booking as the API shows it.
+                let booking_id = r.body["booking_id"].as_str().unwrap();
+                let shown = fans[*i].get(&format!("/api/v1/bookings/{booking_id}")).await;
+                assert_eq!(shown.status, 200);
+                assert_eq!(shown.body, r.body, "fan {i}: the checkout's answer and the booking differ");
+                let seats = if i % 3 == 0 { 2 } else { 1 };
+                assert_eq!(r.body["tickets"].as_array().map(Vec::len), Some(seats), "fan {i}: {:?}", r.body);
+            }
+            (28..=31, 402) => assert_eq!(r.body["error"], "payment_declined"),
+            (32..=35, 410) => assert_eq!(r.body["error"], "hold_expired"),
+            // The other key finds the seats paid for, or already sold.
+            (36..=39, 409) => assert_eq!(r.body["error"], "checkout_in_progress", "{:?}", r.body),
+            (36..=39, 410) => assert_eq!(r.body["error"], "hold_expired"),
+            (i, status) => panic!("fan {i}: unexpected {status}: {:?}", r.body),
+        }
+    }
+    for (i, n) in booked.iter().enumerate() {
+        let expected = usize::from(i < 28 || i >= 36);
+        assert_eq!(*n, expected, "fan {i} booked {n} times");
+    }
+    // The declined and the fenced-out still hold their seats.
+    for i in 28..36 {
+        let seat = format!("A-1-{}", i / 2 + 1);
+        assert_eq!(seat_state(&app.pool, events[i % 2], &seat).await, "held", "fan {i}");
+    }
+    assert_eq!(count(&app, "SELECT count(*) FROM bookings").await, 32);
+    assert_eq!(count(&app, "SELECT count(*) FROM tickets").await, 32 + (0..28).chain(36..40).filter(|i| i % 3 == 0).count() as i64);
+    // Ticket codes: 24 hex digits (96 bits), upper case, all different.
+    assert_eq!(count(&app, "SELECT count(DISTINCT code) FROM tickets WHERE code ~ '^[0-9A-F]{24}$'").await, count(&app, "SELECT count(*) FROM tickets").await);
+    assert_eq!(count(&app, "SELECT count(*) FROM sim_provider_payments WHERE status = 'succeeded'").await, 32);
+    app.assert_invariants().await;
+}

@@ -6,20 +6,23 @@
 //! 3. Call the provider, outside any transaction, with an idempotency key.
 //! 4. Short transaction: commit the sale, fenced by the same token; the
 //!    unique live ticket per seat is the last backstop.
+//!
+//! Steps 2 and 4 are each one database call shared by the checkouts that
+//! arrive together (`batch`).
 //! Any outcome not known in time is left to reconciliation (`reconcile`).
 
 use frontrow_model::{
-    AppError, Booking, CheckoutAnswer, CheckoutId, CheckoutStatus, CheckoutView, ErrorKind, EventId, HoldId, HoldToken, IdempotencyKey, PaymentToken, UserId,
+    AppError, Booking, CheckoutAnswer, CheckoutId, CheckoutStatus, CheckoutView, ErrorKind, HoldId, HoldToken, IdempotencyKey, PaymentToken, UserId,
 };
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::sale::bookings;
-use crate::db::{retrying, Channel, CheckoutState, PaymentState};
+use crate::db::{CheckoutState, PaymentState};
 use crate::error::{EngineError, Result};
 use crate::payment::{PaymentRequest, PaymentStatus, ProviderError, CASH};
 use crate::sale::seats;
-use crate::tokens::{sha256_hex, ticket_code};
+use crate::tokens::sha256_hex;
 use crate::Engine;
 
 #[derive(Debug, Clone)]
@@ -139,14 +142,14 @@ async fn checkout(engine: &Engine, req: CheckoutRequest<'_>) -> Result<CheckoutO
     }
     let keyed = KeyedRequest { user_id: req.user_id, key: idempotency_key, request_hash: &request_hash };
     let claimed = keyed.claim(&mut *pool.acquire().await?, engine, req.hold_id, hold.event_id.into()).await?;
-    let checkout_id = match claimed {
-        Some(id) => id,
+    let (checkout_id, claim) = match claimed {
+        Some(id) => (id, Claim::Fresh),
         None => match answer_retry(engine, &keyed).await? {
             Retried::Answered(outcome) => return Ok(outcome),
-            Retried::TakenOver(id) => id,
+            Retried::TakenOver(id) => (id, Claim::TakenOver),
         },
     };
-    let outcome = run(engine, checkout_id, req.hold_token.as_str(), Payment::Provider(req.payment_token.as_str())).await;
+    let outcome = run(engine, checkout_id, req.hold_token.as_str(), Payment::Provider(req.payment_token.as_str()), claim).await;
     if outcome.is_err() {
         key::let_go(engine, checkout_id).await;
     }
@@ -201,42 +204,25 @@ fn encode_outcome(outcome: &CheckoutOutcome) -> Result<serde_json::Value> {
 struct HoldFacts {
     hold_id: HoldId,
     hold_token: String,
-    seat_count: usize,
-    total_cents: i64,
-    event_id: EventId,
-    user_id: UserId,
-    channel: Channel,
-    customer_name: Option<String>,
-    customer_email: Option<String>,
 }
 
 async fn hold_facts(conn: &mut sqlx::PgConnection, checkout_id: CheckoutId) -> Result<HoldFacts> {
     let h = sqlx::query!(
-        r#"SELECT h.hold_id, h.hold_token, h.seat_ids, h.total_cents, h.event_id, h.user_id, h.channel AS "channel: Channel",
-                  h.customer_name, h.customer_email
-           FROM checkouts c JOIN holds h USING (hold_id) WHERE c.checkout_id = $1"#,
+        "SELECT h.hold_id, h.hold_token FROM checkouts c JOIN holds h USING (hold_id) WHERE c.checkout_id = $1",
         checkout_id.as_uuid()
     )
     .fetch_one(conn)
     .await?;
-    Ok(HoldFacts {
-        hold_id: h.hold_id.into(),
-        hold_token: h.hold_token,
-        seat_count: h.seat_ids.len(),
-        total_cents: h.total_cents,
-        event_id: h.event_id.into(),
-        user_id: h.user_id.into(),
-        channel: h.channel,
-        customer_name: h.customer_name,
-        customer_email: h.customer_email,
-    })
+    Ok(HoldFacts { hold_id: h.hold_id.into(), hold_token: h.hold_token })
 }
 
+mod batch;
 pub(crate) mod key;
 mod pay;
 mod settle;
 
+pub(crate) use batch::{ReserveBatcher, SaleBatcher};
 use key::{Claimed, KeyedRequest};
 
-pub(crate) use pay::{pay, recorded_request, run, Payment, Sending};
+pub(crate) use pay::{pay, recorded_request, run, Claim, Payment, Sending};
 pub(crate) use settle::{mark_pending, settle_success, settle_unpaid, Unpaid};

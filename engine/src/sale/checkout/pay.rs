@@ -2,8 +2,9 @@
 //! token, the intent recorded), then the payment sent to the provider,
 //! first or again, and settled by its answer.
 
-use super::settle::finish;
+use super::batch::{ReserveOutcome, ReserveRequest};
 use super::*;
+use crate::tokens::token_tag;
 
 /// How a checkout is paid: through the payment provider with the buyer's
 /// token, or in cash at the box office (never a choice a fan can make).
@@ -13,14 +14,26 @@ pub(crate) enum Payment<'a> {
     Cash,
 }
 
-pub(crate) async fn run(engine: &Engine, checkout_id: CheckoutId, hold_token: &str, payment: Payment<'_>) -> Result<CheckoutOutcome> {
+/// Whether a checkout's claim on its key was just made, or taken over from
+/// a request that died (which may have got as far as the payment).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Claim {
+    Fresh,
+    TakenOver,
+}
+
+pub(crate) async fn run(engine: &Engine, checkout_id: CheckoutId, hold_token: &str, payment: Payment<'_>, claim: Claim) -> Result<CheckoutOutcome> {
     let pool = engine.pool();
-    let existing_intent = sqlx::query!(
-        "SELECT provider, provider_key, amount_cents, payment_token FROM payment_intents WHERE checkout_id = $1",
-        checkout_id.as_uuid()
-    )
-    .fetch_optional(pool)
-    .await?;
+    // A claim just made has no payment intent yet: no need to ask.
+    let existing_intent = match claim {
+        Claim::Fresh => None,
+        Claim::TakenOver => sqlx::query!(
+            "SELECT provider, provider_key, amount_cents, payment_token FROM payment_intents WHERE checkout_id = $1",
+            checkout_id.as_uuid()
+        )
+        .fetch_optional(pool)
+        .await?,
+    };
     let (provider_key, amount_cents, payment_token, sending) = match existing_intent {
         // Cash was handed over when the intent was recorded.
         Some(i) if i.provider == CASH => return settle_success(engine, checkout_id, &format!("cash-{checkout_id}")).await,
@@ -29,7 +42,7 @@ pub(crate) async fn run(engine: &Engine, checkout_id: CheckoutId, hold_token: &s
         Some(i) if seats_reserved(pool, checkout_id).await? => (i.provider_key, i.amount_cents, i.payment_token, Sending::Again),
         Some(i) => return settle_by_lookup(engine, checkout_id, &i.provider_key).await,
         None => {
-            let reserved = retrying(|| reserve_for_payment(engine, checkout_id, hold_token, payment)).await?;
+            let reserved = reserve_for_payment(engine, checkout_id, hold_token, payment).await?;
             match (reserved, payment) {
                 (Reserved::Yes { .. }, Payment::Cash) => {
                     return settle_success(engine, checkout_id, &format!("cash-{checkout_id}")).await;
@@ -166,76 +179,35 @@ enum Reserved {
 }
 
 /// Fences on the hold token and moves the seats to `payment_pending`, with a
-/// payment deadline, recording the payment intent in the same transaction.
+/// payment deadline, recording the payment intent in the same transaction
+/// (one `checkout_reserve` call, shared with the checkouts beside it).
 async fn reserve_for_payment(engine: &Engine, checkout_id: CheckoutId, hold_token: &str, payment: Payment<'_>) -> Result<Reserved> {
-    let pool = engine.pool();
-    let mut tx = crate::db::begin(pool).await?;
-    // Re-assert the claim on the key inside this transaction: if the request
-    // was so slow that its claim was closed meanwhile, stop here.
-    let still_ours = sqlx::query_scalar!(
-        r#"UPDATE checkouts SET lease_until = now() + make_interval(secs => $2), updated_at = now()
-            WHERE checkout_id = $1 AND state = 'processing' AND response_body IS NULL
-        RETURNING checkout_id"#,
-        checkout_id.as_uuid(),
-        engine.settings().checkout_lease.as_secs_f64()
-    )
-    .fetch_optional(&mut *tx)
-    .await?;
-    if still_ours.is_none() {
-        tx.rollback().await?;
-        let body = sqlx::query_scalar!("SELECT response_body FROM checkouts WHERE checkout_id = $1", checkout_id.as_uuid())
-            .fetch_one(pool)
-            .await?;
-        return match body {
-            Some(body) => Ok(Reserved::No(decode_outcome(body)?)),
-            None => Err(EngineError::IdempotencyKeyInUse),
-        };
-    }
-    let hold = hold_facts(&mut tx, checkout_id).await?;
-    let moved = seats::reserve_for_payment(&mut tx, hold.hold_id, hold_token, engine.settings().payment_grace.as_secs_f64()).await?;
-
-    if moved as usize != hold.seat_count || moved == 0 {
-        tx.rollback().await?;
-        let (in_payment, _) = seats::in_payment(&mut *pool.acquire().await?, hold.hold_id, hold_token).await?;
-        if in_payment > 0 {
-            // Another checkout (another key) is paying for this hold: give
-            // this key back unused, so it can be retried once that one settles.
-            sqlx::query!(
-                r#"DELETE FROM checkouts c WHERE c.checkout_id = $1 AND c.response_body IS NULL
-                     AND NOT EXISTS (SELECT 1 FROM payment_intents pi WHERE pi.checkout_id = c.checkout_id)"#,
-                checkout_id.as_uuid()
-            )
-            .execute(pool)
-            .await?;
-            return Err(EngineError::CheckoutInProgress);
-        }
-        let outcome = CheckoutOutcome::HoldExpired { checkout_id, refunded: false };
-        finish(pool, checkout_id, CheckoutState::Expired, &outcome, None).await?;
-        return Ok(Reserved::No(outcome));
-    }
-
     let provider_key = format!("frontrow-{checkout_id}");
     let (provider, payment_token) = match payment {
         Payment::Provider(token) => (engine.provider().name(), token),
         Payment::Cash => (CASH, CASH),
     };
-    sqlx::query!(
-        r#"INSERT INTO payment_intents (payment_id, checkout_id, provider, provider_key, amount_cents, payment_token)
-           VALUES ($1, $2, $3, $4, $5, $6)"#,
-        Uuid::new_v4(),
-        checkout_id.as_uuid(),
-        provider,
-        provider_key,
-        hold.total_cents,
-        payment_token,
-    )
-    .execute(&mut *tx)
-    .await?;
-    sqlx::query!("UPDATE holds SET state = 'checking_out' WHERE hold_id = $1", hold.hold_id.as_uuid())
-        .execute(&mut *tx)
-        .await?;
-    tx.commit().await?;
-    engine.board().seats_written();
-    Ok(Reserved::Yes { provider_key, amount_cents: hold.total_cents })
+    let request = ReserveRequest {
+        checkout: checkout_id,
+        token: hold_token.to_owned(),
+        tag: token_tag(hold_token),
+        payment: Uuid::new_v4(),
+        provider: provider.to_owned(),
+        key: provider_key.clone(),
+        payment_token: payment_token.to_owned(),
+        grace_seconds: engine.settings().payment_grace.as_secs_f64(),
+        lease_seconds: engine.settings().checkout_lease.as_secs_f64(),
+        expired: encode_outcome(&CheckoutOutcome::HoldExpired { checkout_id, refunded: false })?,
+    };
+    match engine.reserve_batcher().submit((), request).await? {
+        ReserveOutcome::Reserved { amount_cents } => {
+            engine.board().seats_written();
+            Ok(Reserved::Yes { provider_key, amount_cents })
+        }
+        ReserveOutcome::Answered(answer) | ReserveOutcome::Expired(answer) => Ok(Reserved::No(decode_outcome(answer)?)),
+        // The claim was closed meanwhile (the request was that slow).
+        ReserveOutcome::InUse => Err(EngineError::IdempotencyKeyInUse),
+        // Another key pays for this hold: retry this one once that settles.
+        ReserveOutcome::InProgress => Err(EngineError::CheckoutInProgress),
+    }
 }
-

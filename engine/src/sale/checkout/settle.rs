@@ -4,6 +4,7 @@
 
 use frontrow_model::BookingId;
 
+use super::batch::{SaleOutcome, SaleRequest};
 use super::*;
 
 /// Stores the final answer for the key and gives up the lease.
@@ -58,86 +59,22 @@ pub(crate) async fn mark_pending(
 }
 
 /// The money is captured: commit the sale if the seats are still reserved
-/// for this checkout, otherwise refund.
+/// for this checkout (one `checkout_sell` call, shared with the checkouts
+/// beside it), otherwise refund.
 pub(crate) async fn settle_success(engine: &Engine, checkout_id: CheckoutId, provider_ref: &str) -> Result<CheckoutOutcome> {
-    let pool = engine.pool();
-    let mut tx = crate::db::begin(pool).await?;
-    if let Some(settled) = lock_unsettled(&mut tx, checkout_id).await? {
-        return Ok(settled);
-    }
-    let hold = hold_facts(&mut tx, checkout_id).await?;
-    let booking_id = BookingId::from(Uuid::new_v4());
-    let sold = seats::sell(&mut tx, hold.hold_id, &hold.hold_token, booking_id, hold.user_id).await?;
-
-    if sold.len() != hold.seat_count {
+    let request = SaleRequest { checkout: checkout_id, provider_ref: provider_ref.to_owned(), booking: BookingId::from(Uuid::new_v4()) };
+    match engine.sale_batcher().submit((), request).await? {
+        SaleOutcome::Sold { answer, seats } => {
+            engine.board().seats_written();
+            metrics::counter!("frontrow_seats_sold_total").increment(u64::try_from(seats).unwrap_or_default());
+            decode_outcome(answer)
+        }
+        SaleOutcome::Settled(Some(answer)) => decode_outcome(answer),
+        SaleOutcome::Settled(None) => Err(EngineError::Internal(format!("checkout {checkout_id} settled without an answer"))),
         // The seats were let go before the money arrived: never sell them
         // twice; give the money back instead.
-        tx.rollback().await?;
-        return refund_unsellable(engine, checkout_id, provider_ref).await;
+        SaleOutcome::Unsellable => refund_unsellable(engine, checkout_id, provider_ref).await,
     }
-
-    sqlx::query!(
-        r#"INSERT INTO bookings (booking_id, event_id, user_id, hold_id, total_cents, channel, customer_name, customer_email)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"#,
-        booking_id.as_uuid(),
-        hold.event_id.as_uuid(),
-        hold.user_id.as_uuid(),
-        hold.hold_id.as_uuid(),
-        hold.total_cents,
-        hold.channel as Channel,
-        hold.customer_name,
-        hold.customer_email,
-    )
-    .execute(&mut *tx)
-    .await?;
-    let seat_ids: Vec<String> = sold.iter().map(|s| s.seat_id.clone()).collect();
-    let prices: Vec<i32> = sold.iter().map(|s| s.price_cents).collect();
-    let ticket_ids: Vec<Uuid> = seat_ids.iter().map(|_| Uuid::new_v4()).collect();
-    let codes: Vec<String> = seat_ids.iter().map(|_| ticket_code()).collect();
-    sqlx::query!(
-        r#"INSERT INTO tickets (ticket_id, booking_id, event_id, seat_id, code, price_cents)
-           SELECT t.id, $1, $2, t.seat, t.code, t.price
-           FROM UNNEST($3::uuid[], $4::text[], $5::text[], $6::int[]) AS t(id, seat, code, price)"#,
-        booking_id.as_uuid(),
-        hold.event_id.as_uuid(),
-        &ticket_ids,
-        &seat_ids,
-        &codes,
-        &prices,
-    )
-    .execute(&mut *tx)
-    .await?;
-    // A fan who has bought is through the waiting room: their place among
-    // the admitted goes to the next in line now, not minutes later when it
-    // would lapse. (Their admission token still works until it expires.)
-    sqlx::query!(
-        "UPDATE queue_entries SET admission_expires_at = now() WHERE event_id = $1 AND user_id = $2 AND admission_expires_at > now()",
-        hold.event_id.as_uuid(),
-        hold.user_id.as_uuid()
-    )
-    .execute(&mut *tx)
-    .await?;
-    sqlx::query!(
-        r#"UPDATE payment_intents SET status = 'succeeded', provider_ref = $2, settled_at = now(), updated_at = now()
-            WHERE checkout_id = $1"#,
-        checkout_id.as_uuid(),
-        provider_ref
-    )
-    .execute(&mut *tx)
-    .await?;
-    sqlx::query!("UPDATE holds SET state = 'converted', ended_at = now() WHERE hold_id = $1", hold.hold_id.as_uuid())
-        .execute(&mut *tx)
-        .await?;
-    let booking: Booking = bookings::load(&mut tx, &[booking_id])
-        .await?
-        .pop()
-        .ok_or_else(|| EngineError::Internal(format!("booking {booking_id} vanished in its own transaction")))?;
-    let outcome = CheckoutOutcome::Confirmed { booking };
-    finish(&mut *tx, checkout_id, CheckoutState::Confirmed, &outcome, Some(booking_id)).await?;
-    tx.commit().await?;
-    engine.board().seats_written();
-    metrics::counter!("frontrow_seats_sold_total").increment(hold.seat_count as u64);
-    Ok(outcome)
 }
 
 pub(crate) enum Unpaid {
