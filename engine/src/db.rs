@@ -95,19 +95,6 @@ where
 /// #4385 and #4393, not fixed in a release yet). Run in a task of its own,
 /// `BEGIN` always completes; if the caller has gone by then, the finished
 /// transaction is dropped and rolled back as sqlx does for any other.
-/// How many times this process has found the database away (unreachable,
-/// restarting, read-only); a connection kept from before the last time is
-/// not trusted without a ping.
-static TIMES_AWAY: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-pub(crate) fn note_database_away() {
-    TIMES_AWAY.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-}
-
-pub(crate) fn times_database_away() -> u64 {
-    TIMES_AWAY.load(std::sync::atomic::Ordering::Relaxed)
-}
-
 pub async fn begin(pool: &PgPool) -> std::result::Result<Transaction<'static, Postgres>, sqlx::Error> {
     let pool = pool.clone();
     tokio::spawn(async move { pool.begin().await }).await.map_err(|_| sqlx::Error::WorkerCrashed)?

@@ -71,6 +71,15 @@ pub enum EngineError {
     Internal(String),
 }
 
+/// How many times this process has found the database away (unreachable,
+/// restarting, read-only); a connection kept from before the last time is
+/// not trusted without a ping.
+static TIMES_AWAY: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+pub(crate) fn times_database_away() -> u64 {
+    TIMES_AWAY.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 impl From<sqlx::Error> for EngineError {
     fn from(e: sqlx::Error) -> Self {
         // A database we cannot reach (or that is restarting) is an outage
@@ -83,7 +92,7 @@ impl From<sqlx::Error> for EngineError {
             _ => false,
         };
         if away {
-            crate::db::note_database_away();
+            TIMES_AWAY.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             EngineError::Unavailable(e)
         } else {
             EngineError::Database(e)

@@ -20,8 +20,8 @@ use sqlx::pool::PoolConnection;
 use sqlx::{Connection, PgConnection, Postgres};
 use tokio::sync::{mpsc, oneshot, Semaphore};
 
-use crate::db::{retrying, times_database_away};
-use crate::error::{EngineError, Result};
+use crate::db::retrying;
+use crate::error::{times_database_away, EngineError, Result};
 
 /// Batches in the database at once. With one, the database sits idle while
 /// a batch's commit is flushed and its answer travels back; with two, the
