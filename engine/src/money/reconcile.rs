@@ -274,8 +274,12 @@ async fn settle_one(
 /// later it is refunded (see `settle_success`).
 async fn release_past_deadline(pool: &sqlx::PgPool, checkout_id: CheckoutId) -> Result<u32> {
     let mut tx = crate::db::begin(pool).await?;
+    // The checkout and its payment first, then the seats: the order a sale
+    // takes them in (`checkout_sell`), so a payment settling at its deadline
+    // waits for this or this for it, never both for each other.
     let hold = sqlx::query!(
-        "SELECT h.hold_id, h.hold_token FROM checkouts c JOIN holds h USING (hold_id) WHERE c.checkout_id = $1",
+        r#"SELECT h.hold_id, h.hold_token FROM checkouts c JOIN holds h USING (hold_id) JOIN payment_intents pi USING (checkout_id)
+            WHERE c.checkout_id = $1 FOR UPDATE OF c, pi"#,
         checkout_id.as_uuid()
     )
     .fetch_one(&mut *tx)

@@ -171,10 +171,17 @@ pub(crate) async fn release(conn: &mut PgConnection, requests: &[ReleaseRequest]
 /// on a seat. A hold whose payment is in flight is left to reconciliation.
 pub(crate) async fn staff_release(conn: &mut PgConnection, hold_id: HoldId, actor: UserId) -> Result<Vec<String>> {
     Ok(sqlx::query_scalar!(
-        r#"WITH freed AS (
+        r#"WITH prior AS (
+               -- Locked in the one order (see hold_batch), as a fan's own
+               -- release of the same hold locks them.
+               SELECT event_id, seat_id, hold_token FROM seats
+                WHERE hold_id = $1 AND state = 'held'
+                ORDER BY event_id, seat_id
+                  FOR UPDATE
+           ), freed AS (
                UPDATE seats s
                   SET (state, hold_id, hold_token, holder_id, hold_expires_at, version) = (SELECT * FROM seat_freed(s.blocked_reason))
-                 FROM seats prior
+                 FROM prior
                 WHERE s.hold_id = $1 AND s.state = 'held' AND prior.event_id = s.event_id AND prior.seat_id = s.seat_id
             RETURNING s.event_id, s.seat_id, s.version, s.state, prior.hold_token
            ), logged AS (
