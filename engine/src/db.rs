@@ -8,6 +8,8 @@ use sqlx::{PgPool, Postgres, Transaction};
 
 use crate::error::{EngineError, Result};
 
+pub use crate::error::trusted_without_ping;
+
 pub use frontrow_model::{BookingStatus, Channel, HoldState, Role, SeatKind, TicketState};
 
 /// A seat's state in the database (`seats.state`).

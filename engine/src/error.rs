@@ -71,13 +71,39 @@ pub enum EngineError {
     Internal(String),
 }
 
-/// How many times this process has found the database away (unreachable,
-/// restarting, read-only); a connection kept from before the last time is
-/// not trusted without a ping.
-static TIMES_AWAY: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// When this process last found the database away (unreachable,
+/// restarting, read-only), in milliseconds since [`process_start`] plus one
+/// (zero: never). A connection last proven alive before that moment is not
+/// trusted without a ping: after a restart every one of them is dead.
+static LAST_AWAY_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-pub(crate) fn times_database_away() -> u64 {
-    TIMES_AWAY.load(std::sync::atomic::Ordering::Relaxed)
+fn process_start() -> std::time::Instant {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    *START.get_or_init(std::time::Instant::now)
+}
+
+fn note_database_away() {
+    let ms = process_start().elapsed().as_millis() as u64 + 1;
+    LAST_AWAY_MS.fetch_max(ms, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// How long a connection may sit unused and still be trusted without a ping.
+pub const TRUSTED_IDLE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Whether a connection last proven alive `idle_for` ago (by a statement or
+/// a ping) may be used again without a ping of its own: it has not sat for
+/// [`TRUSTED_IDLE`], and the database has not been found away since. Under
+/// load connections follow each other closely, so this spares a round trip
+/// per use; a connection that died unnoticed in that second costs the one
+/// request that finds out a 503, as any request in flight at that moment.
+pub fn trusted_without_ping(idle_for: std::time::Duration) -> bool {
+    if idle_for >= TRUSTED_IDLE {
+        return false;
+    }
+    match LAST_AWAY_MS.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => true,
+        away => process_start().elapsed().saturating_sub(std::time::Duration::from_millis(away - 1)) > idle_for,
+    }
 }
 
 impl From<sqlx::Error> for EngineError {
@@ -92,7 +118,7 @@ impl From<sqlx::Error> for EngineError {
             _ => false,
         };
         if away {
-            TIMES_AWAY.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            note_database_away();
             EngineError::Unavailable(e)
         } else {
             EngineError::Database(e)

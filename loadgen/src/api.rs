@@ -75,6 +75,15 @@ impl Api {
         self.base.replacen("http://", "ws://", 1)
     }
 
+    /// Opens a WebSocket at `path` as the fan whose cookie is `session`, as
+    /// a browser does (it sends the page's cookies with the upgrade).
+    pub async fn socket(&self, path: &str, session: &str) -> Result<tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>> {
+        use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+        let mut request = format!("{}{path}", self.ws_base()).into_client_request()?;
+        request.headers_mut().insert("cookie", format!("{SESSION_COOKIE}={session}").parse()?);
+        Ok(tokio_tungstenite::connect_async(request).await?.0)
+    }
+
     /// One request. `session` is the fan's cookie value; `headers` extra headers.
     pub async fn call(&self, method: Method, path: &str, session: Option<&str>, headers: &[(&str, &str)], body: Option<&Value>) -> Result<Reply> {
         let mut req = self.http.request(method, format!("{}{}", self.base, path));

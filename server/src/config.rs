@@ -126,7 +126,8 @@ pub struct ServeArgs {
     #[arg(long, env = "FRONTROW_RATE_PER_SECOND", default_value_t = 20)]
     pub rate_per_second: u32,
     /// Requests of one costly kind (holds and checkouts; queue joins and
-    /// polls) worked on at once by this instance; more wait for a turn.
+    /// polls) worked on at once by this instance; as many more wait in line
+    /// for a turn, and beyond that a request is turned away at once.
     #[arg(long, env = "FRONTROW_MAX_IN_FLIGHT", default_value_t = 256)]
     pub max_in_flight: usize,
     /// How long a request waits for a turn before it is answered 503

@@ -69,6 +69,19 @@ pub async fn connect(database_url: &str, max_connections: u32) -> Result<PgPool>
     PgPoolOptions::new()
         .max_connections(max_connections)
         .acquire_timeout(DB_ACQUIRE_TIMEOUT)
+        // The pool pings every connection it takes back, so one handed out
+        // again within a second needs no second ping (see
+        // `trusted_without_ping`); an idle one, or one from before the
+        // database was last found away, is pinged and replaced if dead.
+        .test_before_acquire(false)
+        .before_acquire(|conn, meta| {
+            Box::pin(async move {
+                if !frontrow_engine::db::trusted_without_ping(meta.idle_for) {
+                    sqlx::Connection::ping(conn).await?;
+                }
+                Ok(true)
+            })
+        })
         // A connection must never be lent out inside someone else's
         // transaction: one that comes back inside a block is closed, which
         // makes PostgreSQL roll the block back.

@@ -50,7 +50,10 @@ pub async fn sign_in(session: &Session, engine: &Engine, user: &User) -> Result<
     let epoch = engine.session_epoch(user.user_id).await?;
     session.cycle_id().await.map_err(store_error)?;
     session.insert(USER_KEY, user.user_id).await.map_err(store_error)?;
-    session.insert(EPOCH_KEY, epoch).await.map_err(store_error)
+    session.insert(EPOCH_KEY, epoch).await.map_err(store_error)?;
+    // Made now, with the sign-in's own write, so that joining a queue or
+    // asking for one's place writes nothing to the session.
+    session.insert(BINDING_KEY, new_binding()).await.map_err(store_error)
 }
 
 /// The cookie that marks a client as one an account signed in from before
@@ -92,7 +95,7 @@ pub async fn sign_in_with_password(
 pub async fn create_signed_in<S: tower_sessions::SessionStore>(store: &S, user: &User, lifetime: tower_sessions::cookie::time::Duration) -> Result<String, AppError> {
     let mut record = tower_sessions::session::Record {
         id: tower_sessions::session::Id::default(),
-        data: [(USER_KEY.to_owned(), serde_json::json!(user.user_id))].into_iter().collect(),
+        data: [(USER_KEY.to_owned(), serde_json::json!(user.user_id)), (BINDING_KEY.to_owned(), serde_json::json!(new_binding()))].into_iter().collect(),
         expiry_date: tower_sessions::cookie::time::OffsetDateTime::now_utc() + lifetime,
     };
     store.create(&mut record).await.map_err(store_error)?;
@@ -115,9 +118,13 @@ pub async fn binding(session: &Session) -> Result<String, AppError> {
     if let Some(binding) = session.get::<String>(BINDING_KEY).await.map_err(store_error)? {
         return Ok(binding);
     }
-    let binding = hex::encode(rand::random::<[u8; 16]>());
+    let binding = new_binding();
     session.insert(BINDING_KEY, &binding).await.map_err(store_error)?;
     Ok(binding)
+}
+
+fn new_binding() -> String {
+    hex::encode(rand::random::<[u8; 16]>())
 }
 
 /// The fan's admission to `event_id` from a token they present: `None`
@@ -132,11 +139,12 @@ pub async fn admission(session: &Session, engine: &Engine, event_id: EventId, fa
         .map_err(|reason| AppError::new(ErrorKind::NotAdmitted, format!("admission refused: {reason}")))
 }
 
-/// Remembers the fan's queue token and (when admitted) admission token, so
-/// the server-rendered seat map can hand them to the seat picker.
-pub async fn remember_queue(session: &Session, event_id: EventId, queue_token: &str, admission_token: Option<&str>) -> Result<(), AppError> {
-    session.insert(&queue_key(event_id), queue_token).await.map_err(store_error)?;
+/// Remembers an admitted fan's admission and queue tokens, so the
+/// server-rendered seat map can hand them to the seat picker. A fan still
+/// waiting changes nothing in the session (no write per join or poll).
+pub async fn remember_admission(session: &Session, event_id: EventId, queue_token: &str, admission_token: Option<&str>) -> Result<(), AppError> {
     if let Some(token) = admission_token {
+        session.insert(&queue_key(event_id), queue_token).await.map_err(store_error)?;
         session.insert(&admission_key(event_id), token).await.map_err(store_error)?;
     }
     Ok(())
@@ -163,7 +171,16 @@ pub async fn queue_view(
 ) -> Result<frontrow_model::QueueView, AppError> {
     let binding = binding(session).await?;
     let view = engine.queue_status(event_id, queue_token, fan.user_id, &binding).await?;
-    remember_queue(session, event_id, queue_token, view.admission_token.as_deref()).await?;
+    remember_admission(session, event_id, queue_token, view.admission_token.as_deref()).await?;
+    Ok(view)
+}
+
+/// Joins the fan to the event's waiting room and answers where they stand
+/// (an admitted fan coming back is remembered, as by [`queue_view`]).
+pub async fn join_queue(session: &Session, engine: &Engine, fan: &User, event_id: EventId) -> Result<frontrow_model::QueueView, AppError> {
+    let binding = binding(session).await?;
+    let view = engine.join_queue(event_id, fan.user_id, &binding).await?;
+    remember_admission(session, event_id, &view.queue_token, view.admission_token.as_deref()).await?;
     Ok(view)
 }
 

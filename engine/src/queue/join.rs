@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use frontrow_model::{EventId, UserId};
 use sqlx::PgConnection;
 
+use super::Entry;
 use crate::error::{EngineError, Result};
 use crate::sale::group_commit::{Batch, GroupCommit};
 
@@ -25,17 +26,17 @@ pub(crate) type Joiner = GroupCommit<Joins>;
 
 impl Batch for Joins {
     type Request = UserId;
-    /// The fan's queue token (or why the event takes no joins, said to
-    /// every fan of the batch without a call each).
-    type Outcome = String;
+    /// The fan's entry as it stands after the join (or why the event takes
+    /// no joins, said to every fan of the batch without a call each).
+    type Outcome = Entry;
     type Key = EventId;
     const SIZE_METRIC: &'static str = "frontrow_queue_join_batch_size";
     /// A join is one small row: a burst of fans goes in a few commits.
     const MAX_BATCH: usize = 2000;
 
-    async fn call(connection: &mut PgConnection, event_id: EventId, users: &[UserId]) -> Result<Vec<Result<String>>> {
+    async fn call(connection: &mut PgConnection, event_id: EventId, users: &[UserId]) -> Result<Vec<Result<Entry>>> {
         match join_batch(connection, event_id, users).await {
-            Ok(tokens) => Ok(users.iter().map(|u| tokens.get(u).cloned().ok_or_else(|| EngineError::Internal("a join went unanswered".into()))).collect()),
+            Ok(mut entries) => Ok(users.iter().map(|u| entries.remove(u).ok_or_else(|| EngineError::Internal("a join went unanswered".into()))).collect()),
             Err(EngineError::NotFound) => Ok(users.iter().map(|_| Err(EngineError::NotFound)).collect()),
             Err(EngineError::WaitingRoomOff) => Ok(users.iter().map(|_| Err(EngineError::WaitingRoomOff)).collect()),
             Err(e) => Err(e),
@@ -43,7 +44,10 @@ impl Batch for Joins {
     }
 }
 
-async fn join_batch(connection: &mut PgConnection, event_id: EventId, users: &[UserId]) -> Result<HashMap<UserId, String>> {
+/// Joins the batch, then reads every joiner's entry and the queue's figures
+/// in one more statement (its own snapshot, so it sees the new rows): the
+/// fans' first answers cost no query each.
+async fn join_batch(connection: &mut PgConnection, event_id: EventId, users: &[UserId]) -> Result<HashMap<UserId, Entry>> {
     let enabled = sqlx::query_scalar!("SELECT waiting_room_enabled FROM events WHERE event_id = $1", event_id.as_uuid())
         .fetch_optional(&mut *connection)
         .await?
@@ -52,15 +56,33 @@ async fn join_batch(connection: &mut PgConnection, event_id: EventId, users: &[U
         return Err(EngineError::WaitingRoomOff);
     }
     let tokens: Vec<String> = users.iter().map(|_| new_queue_token()).collect();
+    sqlx::query!("SELECT count(*) FROM queue_join_many($1, $2, $3)", event_id.as_uuid(), users as &[UserId], &tokens)
+        .fetch_one(&mut *connection)
+        .await?;
     let rows = sqlx::query!(
-        r#"SELECT out_user AS "user_id!", out_token AS "token!" FROM queue_join_many($1, $2, $3)"#,
+        r#"SELECT e.user_id, e.queue_token, e.ticket, e.admission_id, e.admission_expires_at > now() AS "live_admission?",
+                  q.admitted_through, q.prequeue, q.admit_rate
+             FROM queue_entries e JOIN queues q USING (event_id)
+            WHERE e.event_id = $1 AND e.user_id = ANY ($2)"#,
         event_id.as_uuid(),
-        users as &[UserId],
-        &tokens
+        users as &[UserId]
     )
     .fetch_all(&mut *connection)
     .await?;
     metrics::counter!("frontrow_queue_joins_total").increment(users.len() as u64);
-    Ok(rows.into_iter().map(|r| (UserId::from(r.user_id), r.token)).collect())
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let entry = Entry {
+                queue_token: r.queue_token,
+                ticket: r.ticket,
+                admission_id: r.admission_id,
+                live_admission: r.live_admission.unwrap_or(false),
+                admitted_through: r.admitted_through,
+                prequeue: r.prequeue,
+                admit_rate: r.admit_rate,
+            };
+            (UserId::from(r.user_id), entry)
+        })
+        .collect())
 }
-

@@ -57,17 +57,65 @@ fn well_formed(queue_token: &str) -> Result<()> {
     Ok(())
 }
 
+/// A fan's queue entry and the queue's figures, as one read gives them.
+#[derive(Debug, Clone)]
+pub(crate) struct Entry {
+    queue_token: String,
+    ticket: Option<i64>,
+    admission_id: Option<Uuid>,
+    live_admission: bool,
+    admitted_through: i64,
+    prequeue: i64,
+    admit_rate: f64,
+}
+
+impl Entry {
+    /// What a fan who is not (or no longer) admitted is told; `remaining`
+    /// is the live seat map's count of seats to be had.
+    fn waiting_view(&self, remaining: i64) -> QueueView {
+        let mut view = QueueView {
+            queue_token: self.queue_token.clone(),
+            state: QueueState::Waiting,
+            position: 0,
+            eta_seconds: None,
+            draw_pending: false,
+            admission_token: None,
+            admission_expires_at: None,
+        };
+        match (self.admission_id, self.ticket) {
+            (Some(_), _) => view.state = QueueState::Expired,
+            (None, _) if remaining <= 0 => view.state = QueueState::SoldOut,
+            (None, None) => {
+                view.draw_pending = true;
+                view.position = self.prequeue;
+            }
+            (None, Some(ticket)) => {
+                view.position = (ticket - self.admitted_through - 1).max(0);
+                view.eta_seconds = (self.admit_rate > 0.01).then(|| ((view.position + 1) as f64 / self.admit_rate).ceil() as i64);
+            }
+        }
+        view
+    }
+}
+
 impl Engine {
     /// Joins the fan to the event's waiting room (joins arriving together
-    /// share one database call). Joining again keeps the place and the token.
-    pub async fn join_queue(&self, event_id: EventId, user_id: UserId) -> Result<String> {
+    /// share one database call) and answers where they stand, as
+    /// [`Engine::queue_status`] would. Joining again keeps the place and the
+    /// token.
+    pub async fn join_queue(&self, event_id: EventId, user_id: UserId, binding: &str) -> Result<QueueView> {
+        let event = self.board().event(event_id).await?;
         // Only an event that asks for it costs the check a query.
-        let requires_email = self.board().event(event_id).await?.facts().is_some_and(|e| e.queue_requires_verified_email);
-        if requires_email && !self.email_verified(user_id).await? {
+        if event.facts().is_some_and(|e| e.queue_requires_verified_email) && !self.email_verified(user_id).await? {
             return Err(EngineError::EmailNotVerified);
         }
         let joiner = Joiner::running_in(&self.inner.joiner, self.pool(), &Default::default());
-        joiner.submit(event_id, user_id).await
+        let entry = joiner.submit(event_id, user_id).await?;
+        if entry.live_admission {
+            // Already admitted and back: renewed, with a fresh token.
+            return self.queue_status(event_id, &entry.queue_token, user_id, binding).await;
+        }
+        Ok(entry.waiting_view(event.available_now().ok_or(EngineError::NotFound)?))
     }
 
     /// Where the fan stands; "sold out" comes from the live seat map's count
@@ -90,46 +138,38 @@ impl Engine {
         .fetch_optional(pool)
         .await?
         .ok_or(EngineError::NotFound)?;
-        let mut view = QueueView {
+        let entry = Entry {
             queue_token: queue_token.to_owned(),
-            state: QueueState::Waiting,
+            ticket: row.ticket,
+            admission_id: row.admission_id,
+            live_admission: row.live_admission.unwrap_or(false),
+            admitted_through: row.admitted_through,
+            prequeue: row.prequeue,
+            admit_rate: row.admit_rate,
+        };
+        let Some(admission_id) = entry.admission_id.filter(|_| entry.live_admission) else {
+            return Ok(entry.waiting_view(remaining));
+        };
+        // Renewed while the fan is around; it lapses once they leave.
+        let expires_at = sqlx::query_scalar!(
+            r#"UPDATE queue_entries SET admission_expires_at = now() + make_interval(secs => $3), last_seen_at = now()
+               WHERE event_id = $1 AND queue_token = $2 RETURNING admission_expires_at AS "at!: DateTime<Utc>""#,
+            event_id.as_uuid(),
+            queue_token,
+            ADMISSION_TTL.as_secs_f64()
+        )
+        .fetch_one(pool)
+        .await?;
+        let claims = AdmissionClaims { event_id, user_id: fan, admission_id, expires_at: expires_at.timestamp(), binding: binding.to_owned() };
+        Ok(QueueView {
+            queue_token: queue_token.to_owned(),
+            state: QueueState::Admitted,
             position: 0,
             eta_seconds: None,
             draw_pending: false,
-            admission_token: None,
-            admission_expires_at: None,
-        };
-        match (row.admission_id, row.live_admission) {
-            (Some(admission_id), Some(true)) => {
-                // Renewed while the fan is around; it lapses once they leave.
-                let expires_at = sqlx::query_scalar!(
-                    r#"UPDATE queue_entries SET admission_expires_at = now() + make_interval(secs => $3), last_seen_at = now()
-                       WHERE event_id = $1 AND queue_token = $2 RETURNING admission_expires_at AS "at!: DateTime<Utc>""#,
-                    event_id.as_uuid(),
-                    queue_token,
-                    ADMISSION_TTL.as_secs_f64()
-                )
-                .fetch_one(pool)
-                .await?;
-                let claims = AdmissionClaims { event_id, user_id: fan, admission_id, expires_at: expires_at.timestamp(), binding: binding.to_owned() };
-                view.state = QueueState::Admitted;
-                view.admission_token = Some(self.sign_admission(&claims));
-                view.admission_expires_at = Some(expires_at);
-            }
-            (Some(_), _) => view.state = QueueState::Expired,
-            (None, _) if remaining <= 0 => view.state = QueueState::SoldOut,
-            (None, _) => match row.ticket {
-                None => {
-                    view.draw_pending = true;
-                    view.position = row.prequeue;
-                }
-                Some(ticket) => {
-                    view.position = (ticket - row.admitted_through - 1).max(0);
-                    view.eta_seconds = (row.admit_rate > 0.01).then(|| ((view.position + 1) as f64 / row.admit_rate).ceil() as i64);
-                }
-            },
-        }
-        Ok(view)
+            admission_token: Some(self.sign_admission(&claims)),
+            admission_expires_at: Some(expires_at),
+        })
     }
 
     /// Events whose waiting room is on and whose show has not started.
@@ -145,98 +185,24 @@ impl Engine {
     /// the lease and a second has passed since the last round. Returns `None`
     /// when another instance is in charge or it is too soon.
     pub async fn admission_round(&self, event_id: EventId, instance_id: Uuid) -> Result<Option<TickOutcome>> {
-        let pool = self.pool();
-        let mut tx = crate::db::begin(pool).await?;
-        sqlx::query!("INSERT INTO queues (event_id) VALUES ($1) ON CONFLICT (event_id) DO NOTHING", event_id.as_uuid())
-            .execute(&mut *tx)
-            .await?;
-        let lease = sqlx::query!(
-            r#"UPDATE queues q
-                  SET leader_id = $2, leader_until = now() + make_interval(secs => $3), last_tick_at = now()
-                WHERE event_id = $1
-                  AND (leader_id = $2 OR leader_until IS NULL OR leader_until < now())
-                  AND (last_tick_at IS NULL OR last_tick_at <= now() - interval '900 milliseconds')
-            RETURNING admitted_through, next_ticket, drawn_at AS "drawn_at: DateTime<Utc>", admit_rate,
-                      extract(epoch FROM now() - coalesce((SELECT max(at) FROM admission_ticks t WHERE t.event_id = q.event_id), now()))::float8 AS "elapsed!""#,
+        // One call: the queue row's lock is held only while PostgreSQL works
+        // (joins wait on it), never across round trips from a busy server.
+        let round = sqlx::query!(
+            r#"SELECT out_remaining AS "remaining!", out_active AS "active!", out_target AS "target!",
+                      out_admitted AS "admitted!", out_through AS "admitted_through!"
+                 FROM queue_admission_round($1, $2, $3, $4, $5, $6)"#,
             event_id.as_uuid(),
             instance_id,
-            LEASE.as_secs_f64()
+            LEASE.as_secs_f64(),
+            SHOPPING_WINDOW.as_secs_f64(),
+            ADMISSION_TTL.as_secs_f64(),
+            crate::notices::QUEUE
         )
-        .fetch_optional(&mut *tx)
+        .fetch_optional(self.pool())
         .await?;
-        let Some(lease) = lease else {
-            tx.rollback().await?;
-            return Ok(None);
-        };
-        let event = sqlx::query!(
-            r#"SELECT sale_opens_at <= now() AS "open!", admission_paused, admission_factor, max_active, waiting_room_enabled
-               FROM events WHERE event_id = $1"#,
-            event_id.as_uuid()
-        )
-        .fetch_one(&mut *tx)
-        .await?;
-        if event.open && lease.drawn_at.is_none() {
-            sqlx::query_scalar!("SELECT queue_draw($1)", event_id.as_uuid()).fetch_one(&mut *tx).await?;
-        }
-        let counts = sqlx::query!(
-            r#"SELECT (SELECT count(*) FROM seats WHERE event_id = $1
-                         AND seat_free(state, hold_expires_at, blocked_reason)) AS "remaining!",
-                      queue_active_shoppers($1, make_interval(secs => $2)) AS "active!",
-                      (SELECT next_ticket FROM queues WHERE event_id = $1) AS "next_ticket!""#,
-            event_id.as_uuid(),
-            SHOPPING_WINDOW.as_secs_f64()
-        )
-        .fetch_one(&mut *tx)
-        .await?;
-        let target = ((event.admission_factor * counts.remaining as f64).ceil() as i64).min(i64::from(event.max_active));
-        let waiting = counts.next_ticket - lease.admitted_through;
-        let slots = if event.open && !event.admission_paused && event.waiting_room_enabled {
-            (target - counts.active).clamp(0, waiting)
-        } else {
-            0
-        };
-        let through = lease.admitted_through + slots;
-        if slots > 0 {
-            sqlx::query!(
-                r#"UPDATE queue_entries
-                      SET admission_id = gen_random_uuid(), admitted_at = now(), last_seen_at = now(),
-                          admission_expires_at = now() + make_interval(secs => $4)
-                    WHERE event_id = $1 AND ticket > $2 AND ticket <= $3 AND admission_id IS NULL"#,
-                event_id.as_uuid(),
-                lease.admitted_through,
-                through,
-                ADMISSION_TTL.as_secs_f64()
-            )
-            .execute(&mut *tx)
-            .await?;
-        }
-        // Smoothed rate: recent rounds weigh most, so ETAs follow the pace.
-        let per_second = slots as f64 / lease.elapsed.max(1.0);
-        let rate = if lease.admit_rate == 0.0 { per_second } else { 0.7 * lease.admit_rate + 0.3 * per_second };
-        sqlx::query!(
-            "UPDATE queues SET admitted_through = $2, admit_rate = $3 WHERE event_id = $1",
-            event_id.as_uuid(),
-            through,
-            rate
-        )
-        .execute(&mut *tx)
-        .await?;
-        sqlx::query!(
-            "INSERT INTO admission_ticks (event_id, instance_id, remaining, active, admitted) VALUES ($1, $2, $3, $4, $5)",
-            event_id.as_uuid(),
-            instance_id,
-            counts.remaining,
-            counts.active,
-            slots
-        )
-        .execute(&mut *tx)
-        .await?;
-        let drawn = lease.drawn_at.is_some() || event.open;
-        let payload = serde_json::json!({ "e": event_id, "a": through, "r": rate, "s": counts.remaining, "d": drawn }).to_string();
-        sqlx::query!("SELECT pg_notify($1, $2)", crate::notices::QUEUE, payload).execute(&mut *tx).await?;
-        tx.commit().await?;
-        metrics::counter!("frontrow_queue_admitted_total").increment(slots as u64);
-        Ok(Some(TickOutcome { remaining: counts.remaining, active: counts.active, target, admitted: slots, admitted_through: through }))
+        let Some(r) = round else { return Ok(None) };
+        metrics::counter!("frontrow_queue_admitted_total").increment(r.admitted as u64);
+        Ok(Some(TickOutcome { remaining: r.remaining, active: r.active, target: r.target, admitted: r.admitted, admitted_through: r.admitted_through }))
     }
 
     /// Staff figures of an event's waiting room.
@@ -312,37 +278,22 @@ impl Engine {
         self.queue_stats(event_id).await
     }
 
-    /// A queue entry's ticket (`None` before the draw) and whether it has been
-    /// admitted, for the live position feed.
-    pub async fn queue_entry(&self, event_id: EventId, queue_token: &str) -> Result<(Option<i64>, bool)> {
+    /// Whose queue entry the token is, and its ticket (`None` before the
+    /// draw), for the live position feed: one read per socket.
+    pub async fn queue_entry(&self, event_id: EventId, queue_token: &str) -> Result<(UserId, Option<i64>)> {
         well_formed(queue_token)?;
         let pool = self.pool();
-        let row = sqlx::query!(
-            "SELECT ticket, admission_id IS NOT NULL AS \"admitted!\" FROM queue_entries WHERE event_id = $1 AND queue_token = $2",
-            event_id.as_uuid(),
-            queue_token
-        )
-        .fetch_optional(pool)
-        .await?
-        .ok_or(EngineError::NotFound)?;
-        Ok((row.ticket, row.admitted))
+        let row = sqlx::query!("SELECT user_id, ticket FROM queue_entries WHERE event_id = $1 AND queue_token = $2", event_id.as_uuid(), queue_token)
+            .fetch_optional(pool)
+            .await?
+            .ok_or(EngineError::NotFound)?;
+        Ok((UserId::from(row.user_id), row.ticket))
     }
 
     /// The ticket the draw gave a pre-queue entry (`None` before the draw),
     /// from the event's tickets read once on this instance.
     pub async fn drawn_ticket(&self, event_id: EventId, queue_token: &str) -> Result<Option<i64>> {
         self.queue_feed().drawn_ticket(self.pool(), event_id, queue_token).await
-    }
-
-    /// Whose queue entry the token is.
-    pub async fn queue_owner(&self, event_id: EventId, queue_token: &str) -> Result<UserId> {
-        well_formed(queue_token)?;
-        let pool = self.pool();
-        sqlx::query_scalar!("SELECT user_id FROM queue_entries WHERE event_id = $1 AND queue_token = $2", event_id.as_uuid(), queue_token)
-            .fetch_optional(pool)
-            .await?
-            .map(UserId::from)
-            .ok_or(EngineError::NotFound)
     }
 
     /// Whether the event's waiting room is on (read fresh: staff can switch it).

@@ -19,17 +19,18 @@ use crate::Engine;
 /// Looks and claims before giving up under contention.
 const MAX_ATTEMPTS: usize = 8;
 
-/// One seat of a row, in row order, as the picker sees it.
-#[derive(Debug, Clone)]
-pub struct RowSeat {
-    pub seat_id: String,
+/// One seat of a row, in row order, as the picker sees it (its id borrowed
+/// from the layout: a look copies no strings).
+#[derive(Debug, Clone, Copy)]
+pub struct RowSeat<'a> {
+    pub seat_id: &'a str,
     pub number: i32,
     pub free: bool,
     /// An aisle runs between this seat and the one before it.
     pub aisle_before: bool,
 }
 
-impl RowSeat {
+impl RowSeat<'_> {
     /// Is this seat right beside `before` (consecutive numbers, no aisle)?
     fn follows(&self, before: &RowSeat) -> bool {
         self.number == before.number + 1 && !self.aisle_before
@@ -46,7 +47,7 @@ struct Score {
 
 /// Runs of free, consecutively numbered seats in `row` at least `count`
 /// long, as (start, end) index pairs.
-fn free_runs(row: &[RowSeat], count: usize) -> Vec<(usize, usize)> {
+fn free_runs(row: &[RowSeat<'_>], count: usize) -> Vec<(usize, usize)> {
     let mut runs = Vec::new();
     let mut start = 0;
     while start < row.len() {
@@ -66,10 +67,11 @@ fn free_runs(row: &[RowSeat], count: usize) -> Vec<(usize, usize)> {
     runs
 }
 
-/// Every placement of `count` adjacent free seats in `rows` (front row
-/// first), best first. Seats are adjacent when their numbers are
-/// consecutive and no aisle runs between them.
-pub fn placements(rows: &[Vec<RowSeat>], count: usize) -> Vec<Vec<String>> {
+/// The `limit` best placements of `count` adjacent free seats in `rows`
+/// (front row first), best first. Seats are adjacent when their numbers are
+/// consecutive and no aisle runs between them. Every placement is scored;
+/// only the ones asked for are spelled out.
+pub fn placements<'a>(rows: &[Vec<RowSeat<'a>>], count: usize, limit: usize) -> Vec<Vec<&'a str>> {
     if count == 0 {
         return Vec::new();
     }
@@ -88,17 +90,17 @@ pub fn placements(rows: &[Vec<RowSeat>], count: usize) -> Vec<Vec<String>> {
         }
     }
     found.sort_by_key(|(score, _, _)| *score);
-    found.into_iter().map(|(_, r, first)| rows[r][first..first + count].iter().map(|s| s.seat_id.clone()).collect()).collect()
+    found.into_iter().take(limit).map(|(_, r, first)| rows[r][first..first + count].iter().map(|s| s.seat_id).collect()).collect()
 }
 
 /// The best placement, if any.
-pub fn pick(rows: &[Vec<RowSeat>], count: usize) -> Option<Vec<String>> {
-    placements(rows, count).into_iter().next()
+pub fn pick<'a>(rows: &[Vec<RowSeat<'a>>], count: usize) -> Option<Vec<&'a str>> {
+    placements(rows, count, 1).into_iter().next()
 }
 
 /// The rows of `tier` (all tiers when `None`), in layout order, as free or
 /// taken seats; each row tagged with its section's index.
-fn rows_of(board: &BoardSnapshot, tier: Option<usize>) -> Vec<(usize, Vec<RowSeat>)> {
+fn rows_of(board: &BoardSnapshot, tier: Option<usize>) -> Vec<(usize, Vec<RowSeat<'_>>)> {
     let layout = &board.layout;
     let mut rows = Vec::new();
     // Standing places are not side by side in rows: they are held by count.
@@ -109,7 +111,7 @@ fn rows_of(board: &BoardSnapshot, tier: Option<usize>) -> Vec<(usize, Vec<RowSea
                 .iter()
                 .filter(|&&i| tier.is_none_or(|t| layout.seats[i].tier_index == t))
                 .map(|&i| RowSeat {
-                    seat_id: layout.seats[i].seat_id.clone(),
+                    seat_id: &layout.seats[i].seat_id,
                     number: layout.seats[i].number,
                     free: board.statuses[i] == SeatStatus::Available,
                     aisle_before: layout.seats[i].aisle_before,
@@ -145,7 +147,7 @@ pub fn nearest(board: &BoardSnapshot, near: &[String], count: usize) -> Option<V
     let mut targets = Vec::new();
     for (r, (section, seats)) in rows.iter().enumerate() {
         for (k, seat) in seats.iter().enumerate() {
-            if near.contains(&seat.seat_id) {
+            if near.iter().any(|n| n == seat.seat_id) {
                 targets.push((*section, r, k));
             }
         }
@@ -169,7 +171,7 @@ pub fn nearest(board: &BoardSnapshot, near: &[String], count: usize) -> Option<V
         }
     }
     let (_, r, first) = best?;
-    Some(rows[r].1[first..first + count].iter().map(|s| s.seat_id.clone()).collect())
+    Some(rows[r].1[first..first + count].iter().map(|s| s.seat_id.to_owned()).collect())
 }
 
 impl Engine {
@@ -205,12 +207,13 @@ impl Engine {
                     return self.hold_places(fan, event_id, &places, admission, None).await.map(|held| held.hold);
                 }
             }
-            let mut options = placements(&rows, count);
+            // The first look takes the best; a retry draws among more.
+            let mut options = placements(&rows, count, attempt * 3);
             if options.is_empty() {
                 return Err(EngineError::NoSeatsTogether { count, tier: tier.to_owned() });
             }
             let choice = if attempt == 1 { 0 } else { rand::thread_rng().gen_range(0..options.len().min(attempt * 3)) };
-            let seat_ids: Vec<SeatId> = options.swap_remove(choice).into_iter().map(SeatId::parse).collect::<std::result::Result<_, _>>()?;
+            let seat_ids: Vec<SeatId> = options.swap_remove(choice).into_iter().map(|id| SeatId::parse(id.to_owned())).collect::<std::result::Result<_, _>>()?;
             match self.hold_seats(fan, event_id, &seat_ids, admission, None).await {
                 Err(EngineError::SeatsUnavailable { .. }) if attempt < MAX_ATTEMPTS => continue,
                 other => return other.map(|held| held.hold),
@@ -223,17 +226,20 @@ impl Engine {
 mod tests {
     use super::*;
 
-    fn row(label: &str, free: &str) -> Vec<RowSeat> {
+    fn row(label: &str, free: &str) -> Vec<RowSeat<'static>> {
         free.chars()
             .enumerate()
-            .map(|(i, c)| RowSeat { seat_id: format!("{label}-{}", i + 1), number: i as i32 + 1, free: c == '.', aisle_before: false })
+            .map(|(i, c)| {
+                let seat_id: &'static str = format!("{label}-{}", i + 1).leak();
+                RowSeat { seat_id, number: i as i32 + 1, free: c == '.', aisle_before: false }
+            })
             .collect()
     }
 
     #[test]
     fn takes_the_front_row_centre_when_everything_is_free() {
         let rows = vec![row("1", "........"), row("2", "........")];
-        assert_eq!(pick(&rows, 2), Some(vec!["1-4".into(), "1-5".into()]));
+        assert_eq!(pick(&rows, 2), Some(vec!["1-4", "1-5"]));
     }
 
     #[test]
@@ -241,7 +247,7 @@ mod tests {
         // Free run of 3 next to a taken seat: taking 2 from the centre would
         // strand one; a later row has a clean fit.
         let rows = vec![row("1", "x...x"), row("2", "x..x")];
-        assert_eq!(pick(&rows, 2), Some(vec!["2-2".into(), "2-3".into()]));
+        assert_eq!(pick(&rows, 2), Some(vec!["2-2", "2-3"]));
         // Only one row: a group of two in a run of four goes to an end of
         // the run or the centre, never leaving exactly one seat alone.
         let rows = vec![row("1", "x....x")];
@@ -260,8 +266,8 @@ mod tests {
         let rows = vec![row("1", ".x.x.")];
         assert_eq!(pick(&rows, 2), None);
         let gap = vec![vec![
-            RowSeat { seat_id: "1-1".into(), number: 1, free: true, aisle_before: false },
-            RowSeat { seat_id: "1-3".into(), number: 3, free: true, aisle_before: false },
+            RowSeat { seat_id: "1-1", number: 1, free: true, aisle_before: false },
+            RowSeat { seat_id: "1-3", number: 3, free: true, aisle_before: false },
         ]];
         assert_eq!(pick(&gap, 2), None, "a gap between numbers 1 and 3 is not side by side");
         let mut aisle = row("1", "....");

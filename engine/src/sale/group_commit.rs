@@ -14,14 +14,14 @@ use std::future::Future;
 use std::hash::Hash;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use sqlx::pool::PoolConnection;
 use sqlx::{Connection, PgConnection, Postgres};
 use tokio::sync::{mpsc, oneshot, Semaphore};
 
 use crate::db::retrying;
-use crate::error::{times_database_away, EngineError, Result};
+use crate::error::{trusted_without_ping, EngineError, Result, TRUSTED_IDLE};
 
 /// Batches in the database at once. With one, the database sits idle while
 /// a batch's commit is flushed and its answer travels back; with two, the
@@ -147,19 +147,14 @@ struct KeptConnections(std::sync::Mutex<Vec<Kept>>);
 struct Kept {
     connection: PoolConnection<Postgres>,
     since: Instant,
-    /// [`times_database_away`] when it was kept.
-    times_away: u64,
 }
-
-/// How long a kept connection may sit unused and still be trusted without a ping.
-const TRUSTED_IDLE: Duration = Duration::from_secs(1);
 
 impl KeptConnections {
     async fn take(&self, pool: &sqlx::PgPool) -> std::result::Result<PoolConnection<Postgres>, sqlx::Error> {
         loop {
             let kept = self.0.lock().unwrap_or_else(|e| e.into_inner()).pop();
             match kept {
-                Some(kept) if kept.since.elapsed() < TRUSTED_IDLE && kept.times_away == times_database_away() => return Ok(kept.connection),
+                Some(kept) if trusted_without_ping(kept.since.elapsed()) => return Ok(kept.connection),
                 Some(Kept { mut connection, .. }) => {
                     if let Ok(Ok(())) = tokio::time::timeout(TRUSTED_IDLE, connection.ping()).await {
                         return Ok(connection);
@@ -183,7 +178,7 @@ impl KeptConnections {
         // As many as the batches that can run at once (groups side by side
         // included, within reason); the rest go back to the pool.
         if kept.len() < BATCHES_IN_FLIGHT * 2 {
-            kept.push(Kept { connection, since: Instant::now(), times_away: times_database_away() });
+            kept.push(Kept { connection, since: Instant::now() });
         }
     }
 }

@@ -41,9 +41,7 @@ pub async fn join(
     IdPath(event_id): IdPath<EventId>,
 ) -> ApiResult<(StatusCode, Json<QueueView>)> {
     limit_fan(&state, &user)?;
-    let token = state.engine.join_queue(event_id, user.user_id).await?;
-    let view = frontrow_session::queue_view(&session, &state.engine, &user, event_id, &token).await?;
-    Ok((StatusCode::CREATED, Json(view)))
+    Ok((StatusCode::CREATED, Json(frontrow_session::join_queue(&session, &state.engine, &user, event_id).await?)))
 }
 
 #[utoipa::path(get, path = "/api/v1/events/{event_id}/queue/{queue_token}",
@@ -93,11 +91,11 @@ pub async fn live(
 ) -> ApiResult<axum::response::Response> {
     let event_id: EventId = event_id.parse().map_err(|_| AppError::not_found())?;
     // Unknown tokens, and other fans' tokens, are refused before the
-    // upgrade; these two reads are all a socket costs.
-    if state.engine.queue_owner(event_id, &queue_token).await? != user.user_id {
+    // upgrade; this one read is all a socket costs.
+    let (owner, ticket) = state.engine.queue_entry(event_id, &queue_token).await?;
+    if owner != user.user_id {
         return Err(AppError::forbidden());
     }
-    let (ticket, _) = state.engine.queue_entry(event_id, &queue_token).await?;
     let slot = socket_slot(&state, &client, Some((format!("queue:{queue_token}"), SOCKETS_PER_TOKEN)))?;
     let rounds = state.engine.queue_feed().subscribe(event_id);
     Ok(small_buffers(upgrade).on_upgrade(move |socket| async move {

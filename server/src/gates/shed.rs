@@ -1,10 +1,12 @@
 //! Load shedding at the door. Buying seats and the waiting room each have a
 //! bounded number of requests in flight per instance; a request that cannot
-//! start within a short wait is answered at once with 503 `overloaded` and
-//! `Retry-After`, and nothing is done for it. Under overload every fan gets
+//! start within a short wait, or that finds as many already waiting as are
+//! worked on, is answered with 503 `overloaded` and `Retry-After`, and
+//! nothing is done for it. Under overload every fan gets
 //! a definite answer in bounded time instead of queueing in the server (and
 //! in front of the database pool) until their client gives up.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,7 +14,7 @@ use axum::extract::{MatchedPath, Request, State};
 use axum::http::Method;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::api::error::AppError;
 
@@ -51,25 +53,58 @@ impl Work {
     }
 }
 
-/// How many requests of each kind may be worked on at once, and how long
-/// one waits for a turn before it is turned away.
+/// How many requests of each kind may be worked on at once, how many more
+/// may wait in line for a turn, and how long one waits before it is turned
+/// away.
 pub struct InFlight {
-    sale: Arc<Semaphore>,
-    queue: Arc<Semaphore>,
+    sale: Bound,
+    queue: Bound,
     wait: Duration,
+}
+
+/// One kind's turns and its line.
+struct Bound {
+    permits: Arc<Semaphore>,
+    waiting: AtomicUsize,
+    /// The longest line: as many as are worked on at once. A request that
+    /// finds the line full would not get a turn within the wait anyway, so
+    /// it is told at once rather than after the wait (and the line stays
+    /// short enough that those in it are served in good time).
+    max_waiting: usize,
+}
+
+/// One place in a line, given up however the wait ends.
+struct InLine<'a>(&'a AtomicUsize);
+
+impl Drop for InLine<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl InFlight {
     pub fn new(per_kind: usize, wait: Duration) -> Self {
         let per_kind = per_kind.max(1);
-        Self { sale: Arc::new(Semaphore::new(per_kind)), queue: Arc::new(Semaphore::new(per_kind)), wait }
+        let bound = || Bound { permits: Arc::new(Semaphore::new(per_kind)), waiting: AtomicUsize::new(0), max_waiting: per_kind };
+        Self { sale: bound(), queue: bound(), wait }
     }
 
-    fn permits(&self, work: Work) -> Arc<Semaphore> {
-        match work {
-            Work::Sale => self.sale.clone(),
-            Work::Queue => self.queue.clone(),
+    /// A turn for `work`: at once if one is free, else after waiting in line
+    /// for up to the wait; `None` when the line is full or the wait ran out.
+    pub async fn turn(&self, work: Work) -> Option<OwnedSemaphorePermit> {
+        let bound = match work {
+            Work::Sale => &self.sale,
+            Work::Queue => &self.queue,
+        };
+        if let Ok(permit) = bound.permits.clone().try_acquire_owned() {
+            return Some(permit);
         }
+        if bound.waiting.fetch_add(1, Ordering::AcqRel) >= bound.max_waiting {
+            bound.waiting.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        let _in_line = InLine(&bound.waiting);
+        tokio::time::timeout(self.wait, bound.permits.clone().acquire_owned()).await.ok()?.ok()
     }
 }
 
@@ -82,16 +117,9 @@ pub async fn shed_load(State(in_flight): State<Arc<InFlight>>, request: Request,
     let Some(work) = Work::of(request.method(), route, request.uri().path()) else {
         return next.run(request).await;
     };
-    let permits = in_flight.permits(work);
-    let permit = match permits.clone().try_acquire_owned() {
-        Ok(permit) => permit,
-        Err(_) => match tokio::time::timeout(in_flight.wait, permits.acquire_owned()).await {
-            Ok(Ok(permit)) => permit,
-            _ => {
-                metrics::counter!("frontrow_shed_total", "work" => work.label()).increment(1);
-                return AppError::overloaded(RETRY_AFTER_SECS).into_response();
-            }
-        },
+    let Some(permit) = in_flight.turn(work).await else {
+        metrics::counter!("frontrow_shed_total", "work" => work.label()).increment(1);
+        return AppError::overloaded(RETRY_AFTER_SECS).into_response();
     };
     let response = next.run(request).await;
     drop(permit);
@@ -112,5 +140,25 @@ mod tests {
         assert_eq!(of(Method::POST, None, frontrow_app::actions::sale_paths()[0]), Some(Work::Sale));
         assert_eq!(of(Method::POST, None, frontrow_app::actions::queue_paths()[0]), Some(Work::Queue));
         assert_eq!(of(Method::GET, Some("/api/v1/events"), "/api/v1/events"), None);
+    }
+
+    #[tokio::test]
+    async fn a_full_line_is_turned_away_at_once_and_those_in_it_get_the_next_turns() {
+        let in_flight = Arc::new(InFlight::new(1, Duration::from_secs(30)));
+        let working = in_flight.turn(Work::Sale).await.expect("a free turn");
+        let in_line = tokio::spawn({
+            let in_flight = in_flight.clone();
+            async move { in_flight.turn(Work::Sale).await.is_some() }
+        });
+        while in_flight.sale.waiting.load(Ordering::Acquire) == 0 {
+            tokio::task::yield_now().await;
+        }
+        let started = std::time::Instant::now();
+        assert!(in_flight.turn(Work::Sale).await.is_none(), "the line is full");
+        assert!(started.elapsed() < Duration::from_secs(1), "told at once, not after the wait");
+        assert!(in_flight.turn(Work::Queue).await.is_some(), "the other kind has its own bound");
+        drop(working);
+        assert!(in_line.await.expect("waiter"), "the one in line gets the freed turn");
+        assert_eq!(in_flight.sale.waiting.load(Ordering::Acquire), 0, "the line is empty again");
     }
 }

@@ -134,8 +134,14 @@ impl Sale {
     /// The admission token, or None when the queue says sold out.
     pub(super) async fn wait_admission(&self, fan: &Fan, token: &str) -> Result<Option<String>> {
         let ev = &self.event_id;
-        let url = format!("{}/api/v1/events/{ev}/queue/{token}/live", self.api.ws_base());
-        let mut socket = tokio_tungstenite::connect_async(url.as_str()).await.ok().map(|(s, _)| s);
+        let mut socket = match self.api.socket(&format!("/api/v1/events/{ev}/queue/{token}/live"), &fan.session).await {
+            Ok(s) => Some(s),
+            Err(_) => {
+                // The page falls back to polling every two seconds or so.
+                self.rec.count("queue socket refused, polling instead");
+                None
+            }
+        };
         // With a live socket the page polls only as a safety net.
         const SAFETY_POLL: Duration = Duration::from_secs(20);
         let mut poll_at = Instant::now() + SAFETY_POLL;
@@ -173,7 +179,10 @@ impl Sale {
                             poll_at = Instant::now() + SAFETY_POLL;
                             state = Some("poll".into());
                         }
-                        Next::Frame(_) => socket = None,
+                        Next::Frame(_) => {
+                            self.rec.count("queue socket closed, polling instead");
+                            socket = None;
+                        }
                     }
                 }
                 None => {
