@@ -37,6 +37,9 @@ BEGIN
     END IF;
     SELECT e.sale_opens_at <= now() AS open, e.admission_paused, e.admission_factor, e.max_active, e.waiting_room_enabled
       INTO ev FROM events e WHERE e.event_id = p_event;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'no event %', p_event;
+    END IF;
     IF ev.open AND lease.drawn_at IS NULL THEN
         PERFORM queue_draw(p_event);
     END IF;

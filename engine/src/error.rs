@@ -83,7 +83,8 @@ fn process_start() -> std::time::Instant {
 }
 
 fn note_database_away() {
-    let ms = process_start().elapsed().as_millis() as u64 + 1;
+    // Rounded up: a connection proven alive in the same millisecond is not trusted.
+    let ms = process_start().elapsed().as_micros().div_ceil(1000) as u64 + 1;
     LAST_AWAY_MS.fetch_max(ms, std::sync::atomic::Ordering::Relaxed);
 }
 

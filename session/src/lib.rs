@@ -52,8 +52,12 @@ pub async fn sign_in(session: &Session, engine: &Engine, user: &User) -> Result<
     session.insert(USER_KEY, user.user_id).await.map_err(store_error)?;
     session.insert(EPOCH_KEY, epoch).await.map_err(store_error)?;
     // Made now, with the sign-in's own write, so that joining a queue or
-    // asking for one's place writes nothing to the session.
-    session.insert(BINDING_KEY, new_binding()).await.map_err(store_error)
+    // asking for one's place writes nothing to the session. A session that
+    // has one keeps it: admissions already bound to it stay good.
+    if session.get::<String>(BINDING_KEY).await.map_err(store_error)?.is_none() {
+        session.insert(BINDING_KEY, new_binding()).await.map_err(store_error)?;
+    }
+    Ok(())
 }
 
 /// The cookie that marks a client as one an account signed in from before

@@ -67,6 +67,14 @@ async fn a_join_answers_the_place_a_status_call_gives() {
     }
     let again = app.engine.join_queue(event_id.into(), fans[2], "test-binding").await.expect("rejoin");
     assert_eq!(again.position, 2, "the same place");
+    // One fan twice at once (two tabs): one place, both answered with it.
+    let late = bulk_fans(&app.pool, 1).await[0];
+    let (a, b) = tokio::join!(
+        app.engine.join_queue(event_id.into(), late, "test-binding"),
+        app.engine.join_queue(event_id.into(), late, "test-binding")
+    );
+    let (a, b) = (a.expect("first tab"), b.expect("second tab"));
+    assert_eq!((&a.queue_token, a.position), (&b.queue_token, 5));
     app.stop().await;
 }
 
