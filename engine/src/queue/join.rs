@@ -45,9 +45,8 @@ impl Batch for Joins {
     }
 }
 
-/// Joins the batch, then reads every joiner's entry and the queue's figures
-/// in one more statement (its own snapshot, so it sees the new rows): the
-/// fans' first answers cost no query each.
+/// Joins the batch; the same call answers every joiner's entry and the
+/// queue's figures, so the fans' first answers cost no query each.
 async fn join_batch(connection: &mut PgConnection, event_id: EventId, users: &[UserId]) -> Result<HashMap<UserId, Entry>> {
     let enabled = sqlx::query_scalar!("SELECT waiting_room_enabled FROM events WHERE event_id = $1", event_id.as_uuid())
         .fetch_optional(&mut *connection)
@@ -57,16 +56,14 @@ async fn join_batch(connection: &mut PgConnection, event_id: EventId, users: &[U
         return Err(EngineError::WaitingRoomOff);
     }
     let tokens: Vec<String> = users.iter().map(|_| new_queue_token()).collect();
-    sqlx::query!("SELECT count(*) FROM queue_join_many($1, $2, $3)", event_id.as_uuid(), users as &[UserId], &tokens)
-        .fetch_one(&mut *connection)
-        .await?;
     let rows = sqlx::query!(
-        r#"SELECT e.user_id, e.queue_token, e.ticket, e.admission_id, e.admission_expires_at > now() AS "live_admission?",
-                  q.admitted_through, q.prequeue, q.admit_rate
-             FROM queue_entries e JOIN queues q USING (event_id)
-            WHERE e.event_id = $1 AND e.user_id = ANY ($2)"#,
+        r#"SELECT out_user AS "user_id!", out_token AS "queue_token!", out_ticket AS ticket, out_admission_id AS admission_id,
+                  out_live_admission AS "live_admission!", out_admitted_through AS "admitted_through!",
+                  out_prequeue AS "prequeue!", out_admit_rate AS "admit_rate!"
+             FROM queue_join_many($1, $2, $3)"#,
         event_id.as_uuid(),
-        users as &[UserId]
+        users as &[UserId],
+        &tokens
     )
     .fetch_all(&mut *connection)
     .await?;
@@ -78,7 +75,7 @@ async fn join_batch(connection: &mut PgConnection, event_id: EventId, users: &[U
                 queue_token: r.queue_token,
                 ticket: r.ticket,
                 admission_id: r.admission_id,
-                live_admission: r.live_admission.unwrap_or(false),
+                live_admission: r.live_admission,
                 admitted_through: r.admitted_through,
                 prequeue: r.prequeue,
                 admit_rate: r.admit_rate,
