@@ -17,8 +17,8 @@ test('a fan signs up, holds seats, pays, and gets one ticket per seat', async ({
   const { eventId, name: eventName } = await staff.createEvent();
   const seats = ['A-1-3', 'A-1-4'];
 
-  // The events list links to the new event.
-  await page.goto('/');
+  // The events list, searched by the event's name, links to it.
+  await page.goto(`/?q=${encodeURIComponent(eventName)}`);
   const card = page.locator(`.event-card[data-event-id="${eventId}"]`);
   await expect(card).toContainText(eventName);
   await expect(card).toContainText('16 of 16 seats available');

@@ -180,7 +180,8 @@ export async function signUpByApi(context: BrowserContext, tag: string, baseURL 
 }
 
 async function seededEventId(api: APIRequestContext, name: string): Promise<string> {
-  const res = await api.get(`${BASE_A}/api/v1/events`);
+  // The catalogue comes in pages: ask for this event by name.
+  const res = await api.get(`${BASE_A}/api/v1/events?q=${encodeURIComponent(name)}`);
   expect(res.status()).toBe(200);
   const body = await res.json();
   const list: { event_id: string; name: string }[] = Array.isArray(body) ? body : body.events;

@@ -60,6 +60,9 @@ test('a box-office day: layout, event, blocks, counter sale, refund, door, dashb
   await page.goto('/admin/events/new');
   await page.getByLabel('Name').fill(eventName);
   await page.getByLabel('Venue').fill('Studio');
+  await page.getByLabel('Category').fill('theatre');
+  await page.getByLabel('City').fill('Leeds');
+  await page.getByLabel(/Performers/).fill('The Counter Players, Jo Bell');
   await page.getByLabel('Starts (UTC)').fill('2031-06-01T20:00');
   const layoutOption = page.getByLabel('Layout').locator('option', { hasText: layoutName });
   await page.getByLabel('Layout').selectOption((await layoutOption.getAttribute('value'))!);
@@ -69,6 +72,9 @@ test('a box-office day: layout, event, blocks, counter sale, refund, door, dashb
   const eventId = page.url().split('/').pop()!;
   await expect(page.getByRole('heading', { name: eventName })).toBeVisible();
   await expect(page.locator('.figures')).toContainText('12 available');
+  // Fans find it by what staff entered.
+  const found = await (await page.request.get(`/api/v1/events?city=leeds&category=theatre&q=${encodeURIComponent('jo bell')}`)).json();
+  expect(found.events.map((e: { event_id: string }) => e.event_id)).toEqual([eventId]);
 
   // A fan books two Front seats online.
   const fan = await newFan('boxoffice');
@@ -245,7 +251,7 @@ test("the generator's stadium bowl: previewed, saved, and an event seated from i
 test("the stadium's dashboard and its desk's overview, at 80,000 places", async ({ page }) => {
   test.setTimeout(90_000);
   await signInAsStaff(page, '/admin');
-  const events = await (await page.request.get('/api/v1/events')).json();
+  const events = await (await page.request.get('/api/v1/events?q=Summer%20Stadium%20Festival')).json();
   const stadium = events.events.find((e: { name: string }) => e.name === 'Summer Stadium Festival');
   await page.goto(`/admin/events/${stadium.event_id}/dashboard`);
   await expect(page.locator('.dashboard')).toHaveAttribute('data-refreshed', 'true', { timeout: 15_000 });

@@ -20,6 +20,19 @@ pub struct EventChanges {
     pub name: Option<String>,
     #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
     pub venue: Option<String>,
+    /// The category.
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 50, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
+    pub kind: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(max_length = 100, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
+    pub city: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::event::performer_names))]
+    pub performers: Option<Vec<String>>,
+    /// Not after the start.
+    pub doors_at: Option<DateTime<Utc>>,
+    #[cfg_attr(feature = "openapi", schema(max_length = 200, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
+    pub address: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(max_length = 2000, pattern = "^[^\\u0000-\\u0009\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f]*$"))]
+    pub notes: Option<String>,
     pub starts_at: Option<DateTime<Utc>>,
     pub sale_opens_at: Option<DateTime<Utc>>,
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 3600))]

@@ -1,6 +1,6 @@
 //! Events, their seats, and the layouts staff describe them with.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::ids::{EventId, LayoutId};
@@ -23,8 +23,11 @@ pub struct TierPrice {
 pub struct Event {
     pub event_id: EventId,
     pub name: String,
+    /// The category fans filter by: concert, theatre, sport, comedy, ...
     pub kind: String,
     pub venue: String,
+    #[serde(flatten)]
+    pub details: EventDetails,
     pub starts_at: DateTime<Utc>,
     pub sale_opens_at: DateTime<Utc>,
     pub hold_ttl_seconds: i32,
@@ -41,6 +44,48 @@ pub struct Event {
     /// Dearest first.
     pub tiers: Vec<TierPrice>,
 }
+
+/// What a fan searches by and reads on an event's page, beyond its name,
+/// category and venue. Every field may be left empty.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct EventDetails {
+    /// The venue's city.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(max_length = 100))]
+    pub city: String,
+    /// Performers, teams or other words the event is found by.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(max_items = 20))]
+    pub performers: Vec<String>,
+    /// When the doors open (before `starts_at`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doors_at: Option<DateTime<Utc>>,
+    /// The venue's street address.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(max_length = 200))]
+    pub address: String,
+    /// What to know before buying: age limits, accessibility, what to bring.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(max_length = 2000))]
+    pub notes: String,
+}
+
+/// Performer names in the API's schema: 1 to 20 of them, each 1 to 100
+/// characters, not blank, no control characters.
+#[cfg(feature = "openapi")]
+pub fn performer_names() -> utoipa::openapi::Array {
+    use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Type};
+    let name = ObjectBuilder::new()
+        .schema_type(Type::String)
+        .min_length(Some(1))
+        .max_length(Some(100))
+        .pattern(Some("^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"));
+    ArrayBuilder::new().items(name).max_items(Some(20)).build()
+}
+
+/// The categories the staff form offers (the API takes any word).
+pub const CATEGORIES: [&str; 7] = ["concert", "theatre", "sport", "comedy", "festival", "family", "other"];
 
 /// Where an event stands for a buyer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -84,6 +129,48 @@ pub struct EventSummary {
     /// The cheapest and dearest tier.
     pub price_min_cents: i32,
     pub price_max_cents: i32,
+}
+
+/// What a fan searches the catalogue for (`GET /events` and the home page
+/// take the same parameters). Every field is optional; given ones must all
+/// match.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams), into_params(parameter_in = Query))]
+pub struct EventSearch {
+    /// Words that must all appear in the name, a performer, the venue, the
+    /// city or the category (any case).
+    #[cfg_attr(feature = "openapi", param(max_length = 200))]
+    pub q: Option<String>,
+    /// The city (any case).
+    #[cfg_attr(feature = "openapi", param(max_length = 100))]
+    pub city: Option<String>,
+    /// The category (any case).
+    #[cfg_attr(feature = "openapi", param(max_length = 50))]
+    pub category: Option<String>,
+    /// Events starting on or after this day (UTC).
+    pub from: Option<NaiveDate>,
+    /// Events starting on or before this day (UTC).
+    pub to: Option<NaiveDate>,
+    /// Only events a fan can buy for now.
+    pub on_sale: Option<bool>,
+    /// The page of results, from 1.
+    #[cfg_attr(feature = "openapi", param(minimum = 1, maximum = 10_000))]
+    pub page: Option<u32>,
+}
+
+/// One page of the catalogue's answer to a search, soonest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct EventPage {
+    pub events: Vec<EventSummary>,
+    /// The events matching, on every page.
+    pub total: u32,
+    pub page: u32,
+    pub pages: u32,
+    pub per_page: u32,
+    /// The cities and categories of every published event, to filter by.
+    pub cities: Vec<String>,
+    pub categories: Vec<String>,
 }
 
 /// A section (or standing area) of an event and how much of it is left.
@@ -197,6 +284,24 @@ pub struct NewEvent {
     pub kind: String,
     #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
     pub venue: String,
+    /// The venue's city.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(max_length = 100, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
+    pub city: String,
+    /// Performers, teams or other words the event is found by.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = performer_names))]
+    pub performers: Vec<String>,
+    /// When the doors open (not after `starts_at`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doors_at: Option<DateTime<Utc>>,
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(max_length = 200, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
+    pub address: String,
+    /// Age limits, accessibility, what to bring (line breaks allowed).
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(max_length = 2000, pattern = "^[^\\u0000-\\u0009\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f]*$"))]
+    pub notes: String,
     pub starts_at: DateTime<Utc>,
     /// In the past: on sale at once.
     pub sale_opens_at: DateTime<Utc>,
@@ -224,6 +329,20 @@ pub struct NewEvent {
     /// Without it, a stage is drawn along the top of the map.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stage: Option<Stage>,
+}
+
+impl NewEvent {
+    /// The details a fan searches by and reads (the API takes them as
+    /// fields of their own, since a new event refuses unknown fields).
+    pub fn details(&self) -> EventDetails {
+        EventDetails {
+            city: self.city.clone(),
+            performers: self.performers.clone(),
+            doors_at: self.doors_at,
+            address: self.address.clone(),
+            notes: self.notes.clone(),
+        }
+    }
 }
 
 fn default_hold_ttl() -> i32 {
@@ -320,6 +439,7 @@ mod tests {
             name: "N".into(),
             kind: "concert".into(),
             venue: "V".into(),
+            details: EventDetails::default(),
             starts_at: now + Duration::hours(starts_in),
             sale_opens_at: now + Duration::hours(opens_in),
             hold_ttl_seconds: 480,

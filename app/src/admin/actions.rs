@@ -37,6 +37,12 @@ fn number(field: &str, value: &str) -> Result<Option<i32>, AppError> {
     value.trim().parse().map(Some).map_err(|_| AppError::invalid(format!("{field} must be a whole number")))
 }
 
+/// Performers as staff type them: one per line or separated by commas.
+#[cfg(feature = "ssr")]
+fn performers(value: &str) -> Vec<String> {
+    value.split([',', '\n']).map(str::trim).filter(|p| !p.is_empty()).map(str::to_owned).collect()
+}
+
 /// Creates an event from a saved layout and its prices (`prices`: one line
 /// per tier, `Tier=12.50`).
 #[server(prefix = "/_app", endpoint = "admin/create_event")]
@@ -45,6 +51,11 @@ pub async fn create_event(
     name: String,
     kind: String,
     venue: String,
+    city: String,
+    address: String,
+    performers: String,
+    notes: String,
+    doors_at: String,
     starts_at: String,
     sale_opens_at: String,
     hold_ttl_seconds: String,
@@ -68,6 +79,11 @@ pub async fn create_event(
         name,
         kind,
         venue,
+        city,
+        performers: self::performers(&performers),
+        doors_at: utc("doors_at", &doors_at)?,
+        address,
+        notes,
         starts_at: utc("starts_at", &starts_at)?.ok_or_else(|| AppError::invalid("starts_at is required"))?,
         sale_opens_at: utc("sale_opens_at", &sale_opens_at)?.unwrap_or_else(chrono::Utc::now),
         hold_ttl_seconds: number("hold_ttl_seconds", &hold_ttl_seconds)?.unwrap_or(480),
@@ -89,7 +105,13 @@ pub async fn create_event(
 pub async fn update_event(
     event_id: EventId,
     name: String,
+    kind: String,
     venue: String,
+    city: String,
+    address: String,
+    performers: String,
+    notes: String,
+    doors_at: String,
     starts_at: String,
     sale_opens_at: String,
     hold_ttl_seconds: String,
@@ -100,6 +122,12 @@ pub async fn update_event(
     let changes = EventChanges {
         name: Some(name),
         venue: Some(venue),
+        kind: Some(kind),
+        city: Some(city),
+        performers: Some(self::performers(&performers)),
+        doors_at: utc("doors_at", &doors_at)?,
+        address: Some(address),
+        notes: Some(notes),
         starts_at: utc("starts_at", &starts_at)?,
         sale_opens_at: utc("sale_opens_at", &sale_opens_at)?,
         hold_ttl_seconds: number("hold_ttl_seconds", &hold_ttl_seconds)?,

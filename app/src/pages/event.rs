@@ -272,6 +272,7 @@ fn EventView(data: EventPageData) -> impl IntoView {
                 <p class="meta">{event.venue.clone()} " · " {long_date(event.starts_at)}</p>
                 <p class=format!("availability {class}") id="availability" data-total=summary.seats_total data-available=summary.seats_available data-status=status>{text}</p>
                 {(summary.status == EventStatus::Scheduled).then(|| view! { <p class="notice">"Sale opens " {short_date(event.sale_opens_at)} "."</p> })}
+                <EventFacts event=event.clone()/>
             </header>
             <div class="event-body">
                 <section class="map-area" aria-label="Seats">
@@ -281,6 +282,33 @@ fn EventView(data: EventPageData) -> impl IntoView {
                 <SeatPicker props=picker/>
             </div>
         </article>
+    }
+}
+
+/// What a fan looks for before choosing: when, where, who, the prices,
+/// what to know, and the page's own address to pass on.
+#[component]
+fn EventFacts(event: frontrow_model::Event) -> impl IntoView {
+    let details = event.details;
+    let place = [event.venue, details.address, details.city].into_iter().filter(|p| !p.is_empty()).collect::<Vec<_>>().join(", ");
+    let prices = event.tiers.iter().map(|t| format!("{} {}", t.tier, money(i64::from(t.price_cents)))).collect::<Vec<_>>().join(" · ");
+    let link = format!("/events/{}", event.event_id);
+    let href = link.clone();
+    view! {
+        <dl class="event-facts" id="event-facts">
+            <dt>"When"</dt>
+            <dd>{long_date(event.starts_at)} {details.doors_at.map(|doors| format!(" (doors {})", doors.format("%H:%M UTC")))}</dd>
+            <dt>"Where"</dt>
+            <dd>{place}</dd>
+            {(!details.performers.is_empty()).then(|| view! { <dt>"With"</dt> <dd>{details.performers.join(", ")}</dd> })}
+            <dt>"Category"</dt>
+            <dd>{event.kind}</dd>
+            <dt>"Prices"</dt>
+            <dd>{prices}</dd>
+            {(!details.notes.is_empty()).then(|| view! { <dt>"Good to know"</dt> <dd class="notes">{details.notes}</dd> })}
+            <dt>"Share"</dt>
+            <dd><a class="share-link" rel="bookmark" href=href>{link}</a></dd>
+        </dl>
     }
 }
 

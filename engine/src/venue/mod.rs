@@ -1,4 +1,4 @@
-//! The venue: events and their rules ([`catalogue`]), the saved layouts
+//! The venue: events, their rules and the catalogue's search ([`catalogue`]), the saved layouts
 //! events are seated from ([`layouts`]), an event's seating plan in memory
 //! ([`seating`]), and each instance's live seat maps ([`live`]).
 

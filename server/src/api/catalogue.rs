@@ -4,19 +4,14 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::Json;
-use frontrow_model::{EventDetail, EventId, EventSummary, SeatMap};
-use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
+use frontrow_model::{EventDetail, EventId, EventPage, EventSearch, SeatMap};
+use serde::Deserialize;
+use utoipa::IntoParams;
 
 use super::error::{AppError, ApiResult, ErrorKind};
 use super::extract::{ApiQuery, IdPath};
 use crate::prepared::Prepared;
 use crate::state::AppState;
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct EventList {
-    pub events: Vec<EventSummary>,
-}
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -26,9 +21,12 @@ pub struct SeatsQuery {
     pub section: Option<String>,
 }
 
-#[utoipa::path(get, path = "/api/v1/events", responses((status = 200, body = EventList)))]
-pub async fn list_events(State(state): State<AppState>) -> ApiResult<Json<EventList>> {
-    Ok(Json(EventList { events: state.engine.events().await? }))
+/// The catalogue, searched and paged from this instance's memory: the
+/// same answer the home page gives for the same parameters.
+#[utoipa::path(get, path = "/api/v1/events", params(EventSearch),
+    responses((status = 200, body = EventPage), (status = 422, description = "invalid_input", body = AppError)))]
+pub async fn list_events(State(state): State<AppState>, ApiQuery(search): ApiQuery<EventSearch>) -> ApiResult<Json<EventPage>> {
+    Ok(Json(state.engine.search_events(&search).await?))
 }
 
 /// A published event's board, from this instance's live copy (not a query

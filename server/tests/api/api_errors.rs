@@ -296,7 +296,7 @@ async fn catalogue_unknown_and_malformed_ids_are_not_found() {
     assert_error("10 KB section filter", &r, 422, "invalid_input");
 
     // The good reads still work, and unknown query parameters are ignored.
-    let list = c.get("/api/v1/events?page=-1&junk=%ff").await;
+    let list = c.get("/api/v1/events?junk=%ff").await;
     assert_eq!(list.status, 200, "list: {}", list.body);
     assert_eq!(list.body["events"].as_array().map(Vec::len), Some(1));
     assert_eq!(c.get(&format!("/api/v1/events/{event_id}")).await.status, 200);

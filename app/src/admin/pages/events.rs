@@ -1,7 +1,7 @@
 //! The staff home (events with live figures, what needs attention), a new
 //! event, and one event's settings, waiting room and cancellation.
 
-use frontrow_model::{AppError, AttentionState, AuditReport, Event, EventId, Layout, PaymentAttention, QueueStats, StaffEventLine};
+use frontrow_model::{AppError, AttentionState, AuditReport, Event, EventId, Layout, PaymentAttention, QueueStats, StaffEventLine, CATEGORIES};
 use leptos::prelude::*;
 use leptos::server_fn::ServerFn;
 use serde::{Deserialize, Serialize};
@@ -118,6 +118,28 @@ pub fn NewEventPage() -> impl IntoView {
     }
 }
 
+/// What fans search an event by and read on its page, in the new-event
+/// form (empty) and the settings form (`event`'s own).
+#[component]
+fn EventDetailFields(event: Option<Event>) -> impl IntoView {
+    let (kind, venue, details) = match event {
+        Some(e) => (e.kind, e.venue, e.details),
+        None => ("concert".to_owned(), String::new(), Default::default()),
+    };
+    view! {
+        <label>"Category"
+            <input name="kind" value=kind required maxlength="50" list="event-categories"/>
+            <datalist id="event-categories">{CATEGORIES.map(|c| view! { <option value=c/> }).collect_view()}</datalist>
+        </label>
+        <label>"Performers (commas between them)" <input name="performers" value=details.performers.join(", ") maxlength="2100"/></label>
+        <label>"Venue" <input name="venue" value=venue required maxlength="200"/></label>
+        <label>"City" <input name="city" value=details.city maxlength="100"/></label>
+        <label>"Address" <input name="address" value=details.address maxlength="200"/></label>
+        <label>"Doors open (UTC)" <input type="datetime-local" name="doors_at" value=details.doors_at.map(local_input)/></label>
+        <label>"Notes for fans (age limits, accessibility)" <textarea name="notes" maxlength="2000" rows="3">{details.notes}</textarea></label>
+    }
+}
+
 #[component]
 fn NewEventForm(layouts: Vec<Layout>) -> impl IntoView {
     if layouts.is_empty() {
@@ -127,8 +149,7 @@ fn NewEventForm(layouts: Vec<Layout>) -> impl IntoView {
     view! {
         <form class="stacked" method="post" action=CreateEvent::PATH>
             <label>"Name" <input name="name" required maxlength="200"/></label>
-            <label>"Kind" <input name="kind" value="concert" required maxlength="50"/></label>
-            <label>"Venue" <input name="venue" required maxlength="200"/></label>
+            <EventDetailFields event=None/>
             <label>"Starts (UTC)" <input type="datetime-local" name="starts_at" required/></label>
             <label>"Sale opens (UTC; empty: at once)" <input type="datetime-local" name="sale_opens_at"/></label>
             <label>"Hold time (seconds)" <input type="number" name="hold_ttl_seconds" value="480" min="1" max="3600"/></label>
@@ -217,7 +238,7 @@ fn EventSettings(data: StaffEvent) -> impl IntoView {
                 <form class="stacked" method="post" action=UpdateEvent::PATH>
                     <input type="hidden" name="event_id" value=id.to_string()/>
                     <label>"Name" <input name="name" value=event.name.clone() required maxlength="200"/></label>
-                    <label>"Venue" <input name="venue" value=event.venue.clone() required maxlength="200"/></label>
+                    <EventDetailFields event=Some(event.clone())/>
                     <label>"Starts (UTC)" <input type="datetime-local" name="starts_at" value=local_input(event.starts_at) required/></label>
                     <label>"Sale opens (UTC)" <input type="datetime-local" name="sale_opens_at" value=local_input(event.sale_opens_at) required/></label>
                     <label>"Hold time (seconds)" <input type="number" name="hold_ttl_seconds" value=event.hold_ttl_seconds min="1" max="3600"/></label>

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
 use frontrow_model::{
-    CreatedEvent, Event, EventChanges, EventId, EventStatus, EventSummary, NewEvent, SeatKind, SeatStatus, StaffEventLine, TierPrice, UserId,
+    CreatedEvent, Event, EventChanges, EventDetails, EventId, EventPage, EventSearch, EventStatus, EventSummary, NewEvent, SeatKind, SeatStatus, StaffEventLine, TierPrice, UserId,
 };
 use uuid::Uuid;
 
@@ -15,9 +15,11 @@ use crate::error::{EngineError, Result};
 use crate::Engine;
 
 mod plan;
+mod search;
 
 pub(crate) use plan::{insert_sections, load_shapes, plan_seats, stage_json};
 pub use plan::{plan_layout, validate_sections, validate_stage};
+pub use search::{search, EVENTS_PER_PAGE};
 
 pub const MAX_SEATS_PER_EVENT: i64 = 100_000;
 pub const MAX_LABEL_LEN: usize = 16;
@@ -29,6 +31,50 @@ pub(crate) fn check_text(field: &str, value: &str, max: usize) -> Result<()> {
         return Err(EngineError::invalid(format!("{field} must be 1 to {max} characters, none of them control characters")));
     }
     Ok(())
+}
+
+/// Optional text: empty, or up to `max` characters with no control
+/// characters (line breaks allowed where `lines`).
+fn check_optional_text(field: &str, value: &str, max: usize, lines: bool) -> Result<()> {
+    let control = |c: char| c.is_control() && !(lines && (c == '\n' || c == '\r'));
+    if value.chars().count() > max || value.chars().any(control) {
+        return Err(EngineError::invalid(format!("{field} must be at most {max} characters, none of them control characters")));
+    }
+    Ok(())
+}
+
+/// Checks what a fan searches by and reads (all of it optional).
+fn check_details(
+    city: Option<&str>,
+    performers: Option<&[String]>,
+    address: Option<&str>,
+    notes: Option<&str>,
+) -> Result<()> {
+    check_optional_text("city", city.unwrap_or_default(), 100, false)?;
+    check_optional_text("address", address.unwrap_or_default(), MAX_TEXT_LEN, false)?;
+    check_optional_text("notes", notes.unwrap_or_default(), 2000, true)?;
+    if let Some(performers) = performers {
+        if performers.len() > 20 {
+            return Err(EngineError::invalid("performers must list at most 20 names"));
+        }
+        for performer in performers {
+            check_text("performer", performer, 100)?;
+        }
+    }
+    Ok(())
+}
+
+/// Doors open before the show starts, not after.
+fn check_doors(doors_at: Option<DateTime<Utc>>, starts_at: DateTime<Utc>) -> Result<()> {
+    if doors_at.is_some_and(|doors| doors > starts_at) {
+        return Err(EngineError::invalid("doors_at must not be after starts_at"));
+    }
+    Ok(())
+}
+
+/// Names as staff typed them, trimmed (each was checked not blank).
+fn trimmed(names: &[String]) -> Vec<String> {
+    names.iter().map(|n| n.trim().to_owned()).collect()
 }
 
 fn check_rules(hold_ttl_seconds: i32, max_seats_per_order: i32) -> Result<()> {
@@ -46,6 +92,8 @@ pub fn validate_new_event(new: &NewEvent) -> Result<i64> {
     check_text("name", &new.name, MAX_TEXT_LEN)?;
     check_text("kind", &new.kind, 50)?;
     check_text("venue", &new.venue, MAX_TEXT_LEN)?;
+    check_details(Some(&new.city), Some(&new.performers), Some(&new.address), Some(&new.notes))?;
+    check_doors(new.doors_at, new.starts_at)?;
     check_rules(new.hold_ttl_seconds, new.max_seats_per_order)?;
     if new.tiers.is_empty() || new.tiers.len() > 20 {
         return Err(EngineError::invalid("tiers must list 1 to 20 price tiers"));
@@ -128,8 +176,9 @@ impl Engine {
         let mut tx = crate::db::begin(self.pool()).await?;
         sqlx::query!(
             r#"INSERT INTO events (event_id, name, kind, venue, starts_at, sale_opens_at, hold_ttl_seconds,
-                                   max_seats_per_order, waiting_room_enabled, published, created_by, stage)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"#,
+                                   max_seats_per_order, waiting_room_enabled, published, created_by, stage,
+                                   city, performers, doors_at, address, notes)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"#,
             event_id.as_uuid(),
             new.name.trim(),
             new.kind.trim(),
@@ -142,6 +191,11 @@ impl Engine {
             new.published,
             created_by.map(|id| id.as_uuid()),
             stage_json(new.stage.as_ref())?,
+            new.city.trim(),
+            &trimmed(&new.performers),
+            new.doors_at as Option<DateTime<Utc>>,
+            new.address.trim(),
+            new.notes.trim(),
         )
         .execute(&mut *tx)
         .await?;
@@ -210,10 +264,16 @@ impl Engine {
         if let Some(venue) = &changes.venue {
             check_text("venue", venue, MAX_TEXT_LEN)?;
         }
+        if let Some(kind) = &changes.kind {
+            check_text("kind", kind, 50)?;
+        }
+        check_details(changes.city.as_deref(), changes.performers.as_deref(), changes.address.as_deref(), changes.notes.as_deref())?;
+        let performers = changes.performers.as_deref().map(trimmed);
         let current = self.event(event_id).await?;
         if current.cancelled_at.is_some() {
             return Err(EngineError::EventCancelled);
         }
+        check_doors(changes.doors_at.or(current.details.doors_at), changes.starts_at.unwrap_or(current.starts_at))?;
         check_rules(
             changes.hold_ttl_seconds.unwrap_or(current.hold_ttl_seconds),
             changes.max_seats_per_order.unwrap_or(current.max_seats_per_order),
@@ -221,6 +281,12 @@ impl Engine {
         let mut what = Vec::new();
         if changes.name.is_some() { what.push("name") }
         if changes.venue.is_some() { what.push("venue") }
+        if changes.kind.is_some() { what.push("kind") }
+        if changes.city.is_some() { what.push("city") }
+        if changes.performers.is_some() { what.push("performers") }
+        if changes.doors_at.is_some() { what.push("doors_at") }
+        if changes.address.is_some() { what.push("address") }
+        if changes.notes.is_some() { what.push("notes") }
         if changes.starts_at.is_some() { what.push("starts_at") }
         if changes.sale_opens_at.is_some() { what.push("sale_opens_at") }
         if changes.hold_ttl_seconds.is_some() { what.push("hold_ttl_seconds") }
@@ -234,7 +300,9 @@ impl Engine {
         let updated = sqlx::query!(
             r#"UPDATE events SET name = coalesce($2, name), venue = coalesce($3, venue), starts_at = coalesce($4, starts_at),
                       sale_opens_at = coalesce($5, sale_opens_at), hold_ttl_seconds = coalesce($6, hold_ttl_seconds),
-                      max_seats_per_order = coalesce($7, max_seats_per_order), published = coalesce($8, published)
+                      max_seats_per_order = coalesce($7, max_seats_per_order), published = coalesce($8, published),
+                      kind = coalesce($9, kind), city = coalesce($10, city), performers = coalesce($11, performers),
+                      doors_at = coalesce($12, doors_at), address = coalesce($13, address), notes = coalesce($14, notes)
                 WHERE event_id = $1 AND cancelled_at IS NULL"#,
             event_id.as_uuid(),
             changes.name.as_deref().map(str::trim),
@@ -244,6 +312,12 @@ impl Engine {
             changes.hold_ttl_seconds,
             changes.max_seats_per_order,
             changes.published,
+            changes.kind.as_deref().map(str::trim),
+            changes.city.as_deref().map(str::trim),
+            performers.as_deref(),
+            changes.doors_at as Option<DateTime<Utc>>,
+            changes.address.as_deref().map(str::trim),
+            changes.notes.as_deref().map(str::trim),
         )
         .execute(&mut *tx)
         .await?;
@@ -266,6 +340,11 @@ impl Engine {
             list.push(self.board().snapshot(id).await?.summary());
         }
         Ok(list)
+    }
+
+    /// A page of the catalogue that matches `query`, from memory.
+    pub async fn search_events(&self, query: &EventSearch) -> Result<EventPage> {
+        search(self.events().await?, query)
     }
 
     /// Every event, as the box office lists them, with live seat counts.
@@ -330,7 +409,7 @@ pub(crate) async fn load_event(pool: &sqlx::PgPool, event_id: EventId) -> Result
     let e = sqlx::query!(
         r#"SELECT event_id, name, kind, venue, starts_at AS "starts_at: DateTime<Utc>", sale_opens_at AS "sale_opens_at: DateTime<Utc>",
                   hold_ttl_seconds, max_seats_per_order, waiting_room_enabled, published, queue_requires_verified_email,
-                  cancelled_at AS "cancelled_at: DateTime<Utc>"
+                  cancelled_at AS "cancelled_at: DateTime<Utc>", city, performers, doors_at AS "doors_at: DateTime<Utc>", address, notes
            FROM events WHERE event_id = $1"#,
         event_id.as_uuid()
     )
@@ -349,6 +428,7 @@ pub(crate) async fn load_event(pool: &sqlx::PgPool, event_id: EventId) -> Result
         name: e.name,
         kind: e.kind,
         venue: e.venue,
+        details: EventDetails { city: e.city, performers: e.performers, doors_at: e.doors_at, address: e.address, notes: e.notes },
         starts_at: e.starts_at,
         sale_opens_at: e.sale_opens_at,
         hold_ttl_seconds: e.hold_ttl_seconds,
