@@ -15,6 +15,8 @@ const sharedEnv = {
   FRONTROW_PG_PORT: '54331',
   FRONTROW_SITE_ROOT: '../target/site',
   FRONTROW_RATE_LIMITS: 'off',
+  // Mail to buyers (tickets, refunds) lands here, one JSON line each.
+  FRONTROW_MAIL_OUTBOX: '../target/e2e-data/outbox.jsonl',
   // Expired holds are reaped quickly, so the expiry test sees seats come back fast.
   FRONTROW_REAPER_INTERVAL_MS: '500',
   RUST_LOG: 'warn',

@@ -11,7 +11,11 @@ source scripts/toolchain.sh
 # As in `make test`: incremental-compilation data only costs a clean build disk.
 export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
 scripts/build.sh
+# The demo sends no real mail: tickets and refund mails land in this file,
+# one JSON line each (attachments in base64), unless FRONTROW_SMTP_URL is set.
+export FRONTROW_MAIL_OUTBOX=${FRONTROW_MAIL_OUTBOX:-target/demo-outbox.jsonl}
 target/debug/frontrow seed-demo
 echo
 echo "Open http://${FRONTROW_ADDR:-127.0.0.1:3000}/  (Ctrl-C stops the server and its PostgreSQL)"
+echo "Mail to buyers is written to $FRONTROW_MAIL_OUTBOX"
 exec target/debug/frontrow serve

@@ -123,6 +123,8 @@ pub struct BookingView {
     pub booking: Booking,
     pub event: Event,
     pub tickets: Vec<TicketView>,
+    /// Whom the tickets are made out to.
+    pub holder: String,
 }
 
 /// A line of "My bookings".

@@ -1,6 +1,9 @@
 import {
+  attachment,
   expect,
+  mailsTo,
   openEvent,
+  pdfPages,
   PASSWORD,
   seat,
   seatStatuses,
@@ -104,6 +107,21 @@ test('a fan signs up, holds seats, pays, and gets one ticket per seat', async ({
   expect(forEvent[0].total_cents).toBe(10000);
   expect(forEvent[0].tickets.map((t: { code: string }) => t.code).sort()).toEqual([...codes].sort());
   expect(await seatStatuses(page.request, eventId)).toMatchObject({ 'A-1-3': 'sold', 'A-1-4': 'sold' });
+  await expect(booking.locator('.holder')).toHaveText('Journey Fan');
+
+  // One mail in the inbox: both tickets as PDF pages, and the calendar entry.
+  const [mail] = await mailsTo(email);
+  expect(mail.subject).toBe(`Your tickets for ${eventName}`);
+  for (const code of codes) expect(mail.body).toContain(code);
+  expect(mail.body).toContain(`/bookings/${bookingId}`);
+  const pdf = attachment(mail, 'tickets.pdf');
+  expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
+  expect(pdfPages(pdf)).toBe(2);
+  const ics = attachment(mail, 'event.ics').toString('utf8');
+  expect(ics).toContain('BEGIN:VEVENT');
+  expect(ics).toContain(`SUMMARY:${eventName}`);
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  expect(await mailsTo(email), 'sent once').toHaveLength(1);
 
   // The printable page: one ticket section per seat, each with a QR SVG and its code.
   await page.getByRole('link', { name: 'Print tickets' }).click();

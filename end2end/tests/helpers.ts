@@ -15,6 +15,8 @@ import {
   type Response,
   type TestInfo,
 } from '@playwright/test';
+import fs from 'node:fs';
+import path from 'node:path';
 
 export { expect };
 
@@ -353,3 +355,46 @@ export const test = base.extend<Fixtures>({
     for (const c of made) await c.close();
   },
 });
+
+/** The file outbox the servers under test write their mail to (playwright.config.ts). */
+const OUTBOX = path.join(__dirname, '..', '..', 'target', 'e2e-data', 'outbox.jsonl');
+
+export interface SentMail {
+  to: string;
+  subject: string;
+  body: string;
+  attachments?: { filename: string; content_type: string; content: string }[];
+}
+
+/** The mail sent to `to` so far, waiting up to 10 s for at least `atLeast` of them. */
+export async function mailsTo(to: string, atLeast = 1): Promise<SentMail[]> {
+  let found: SentMail[] = [];
+  await expect
+    .poll(
+      () => {
+        const text = fs.existsSync(OUTBOX) ? fs.readFileSync(OUTBOX, 'utf8') : '';
+        found = text
+          .split('\n')
+          .filter((line) => line.trim())
+          .map((line) => JSON.parse(line) as SentMail)
+          .filter((mail) => mail.to === to);
+        return found.length;
+      },
+      { timeout: 10_000, message: `mail to ${to}` },
+    )
+    .toBeGreaterThanOrEqual(atLeast);
+  return found;
+}
+
+/** A mail's attachment, decoded. */
+export function attachment(mail: SentMail, filename: string): Buffer {
+  const file = mail.attachments?.find((a) => a.filename === filename);
+  expect(file, `${filename} is attached`).toBeTruthy();
+  return Buffer.from(file!.content, 'base64');
+}
+
+/** The pages of a PDF (its page objects). */
+export function pdfPages(pdf: Buffer): number {
+  const text = pdf.toString('latin1');
+  return (text.match(/\/Type \/Page\b(?!s)/g) ?? []).length;
+}

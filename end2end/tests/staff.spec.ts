@@ -62,7 +62,7 @@ test('a box-office day: layout, event, blocks, counter sale, refund, door, dashb
   await page.getByLabel('Venue').fill('Studio');
   await page.getByLabel('Category').fill('theatre');
   await page.getByLabel('City').fill('Leeds');
-  await page.getByLabel(/Performers/).fill('The Counter Players, Jo Bell');
+  await page.getByLabel(/Performers/).fill('The Counter Players\nJo Bell');
   await page.getByLabel('Starts (UTC)').fill('2031-06-01T20:00');
   const layoutOption = page.getByLabel('Layout').locator('option', { hasText: layoutName });
   await page.getByLabel('Layout').selectOption((await layoutOption.getAttribute('value'))!);

@@ -25,7 +25,7 @@ pub struct EventChanges {
     pub kind: Option<String>,
     #[cfg_attr(feature = "openapi", schema(max_length = 100, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
     pub city: Option<String>,
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::event::performer_names))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::event::performer_names_or_null))]
     pub performers: Option<Vec<String>>,
     /// Not after the start.
     pub doors_at: Option<DateTime<Utc>>,

@@ -1,6 +1,6 @@
 //! Events, their seats, and the layouts staff describe them with.
 
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::ids::{EventId, LayoutId};
@@ -84,6 +84,13 @@ pub fn performer_names() -> utoipa::openapi::Array {
     ArrayBuilder::new().items(name).max_items(Some(20)).build()
 }
 
+/// The same, or null (a change that leaves them as they are).
+#[cfg(feature = "openapi")]
+pub fn performer_names_or_null() -> utoipa::openapi::schema::Schema {
+    use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, Type};
+    Schema::OneOf(OneOfBuilder::new().item(performer_names()).item(ObjectBuilder::new().schema_type(Type::Null)).build())
+}
+
 /// The categories the staff form offers (the API takes any word).
 pub const CATEGORIES: [&str; 7] = ["concert", "theatre", "sport", "comedy", "festival", "family", "other"];
 
@@ -129,48 +136,6 @@ pub struct EventSummary {
     /// The cheapest and dearest tier.
     pub price_min_cents: i32,
     pub price_max_cents: i32,
-}
-
-/// What a fan searches the catalogue for (`GET /events` and the home page
-/// take the same parameters). Every field is optional; given ones must all
-/// match.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams), into_params(parameter_in = Query))]
-pub struct EventSearch {
-    /// Words that must all appear in the name, a performer, the venue, the
-    /// city or the category (any case).
-    #[cfg_attr(feature = "openapi", param(max_length = 200))]
-    pub q: Option<String>,
-    /// The city (any case).
-    #[cfg_attr(feature = "openapi", param(max_length = 100))]
-    pub city: Option<String>,
-    /// The category (any case).
-    #[cfg_attr(feature = "openapi", param(max_length = 50))]
-    pub category: Option<String>,
-    /// Events starting on or after this day (UTC).
-    pub from: Option<NaiveDate>,
-    /// Events starting on or before this day (UTC).
-    pub to: Option<NaiveDate>,
-    /// Only events a fan can buy for now.
-    pub on_sale: Option<bool>,
-    /// The page of results, from 1.
-    #[cfg_attr(feature = "openapi", param(minimum = 1, maximum = 10_000))]
-    pub page: Option<u32>,
-}
-
-/// One page of the catalogue's answer to a search, soonest first.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct EventPage {
-    pub events: Vec<EventSummary>,
-    /// The events matching, on every page.
-    pub total: u32,
-    pub page: u32,
-    pub pages: u32,
-    pub per_page: u32,
-    /// The cities and categories of every published event, to filter by.
-    pub cities: Vec<String>,
-    pub categories: Vec<String>,
 }
 
 /// A section (or standing area) of an event and how much of it is left.

@@ -14,6 +14,7 @@ pub mod ids;
 pub mod live;
 pub mod order;
 pub mod queue;
+pub mod search;
 pub mod user;
 pub mod venue;
 
@@ -23,5 +24,6 @@ pub use event::*;
 pub use ids::*;
 pub use order::*;
 pub use queue::*;
+pub use search::*;
 pub use user::*;
 pub use venue::*;

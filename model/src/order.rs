@@ -197,3 +197,43 @@ mod tests {
         assert_eq!(stray.violations().len(), 2);
     }
 }
+
+/// What a mail to a buyer is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "sqlx", derive(sqlx::Type), sqlx(type_name = "mail_kind", rename_all = "snake_case"))]
+#[serde(rename_all = "snake_case")]
+pub enum MailKind {
+    /// The booking's tickets (a PDF page each, a calendar entry).
+    Tickets,
+    Refund,
+    EventCancelled,
+}
+
+/// Where a mail in the outbox stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "sqlx", derive(sqlx::Type), sqlx(type_name = "mail_state", rename_all = "snake_case"))]
+#[serde(rename_all = "snake_case")]
+pub enum MailState {
+    /// Waiting for its first or next attempt.
+    Queued,
+    Sent,
+    /// Given up after repeated failures (staff may send it again).
+    Failed,
+}
+
+/// One mail about a booking, as staff see it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct BookingMail {
+    pub mail_id: i64,
+    pub kind: MailKind,
+    pub state: MailState,
+    pub attempts: i32,
+    /// Where it went (once sent).
+    pub recipient: Option<String>,
+    pub last_error: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub sent_at: Option<DateTime<Utc>>,
+}

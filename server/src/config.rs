@@ -220,6 +220,9 @@ pub struct ServeArgs {
     pub section_block_seats: usize,
     #[arg(long, env = "FRONTROW_RECONCILE_INTERVAL_MS", default_value_t = 2000)]
     pub reconcile_interval_ms: u64,
+    /// How often the mail sender looks for mail to send (tickets, refunds).
+    #[arg(long, env = "FRONTROW_MAIL_INTERVAL_MS", default_value_t = 1000)]
+    pub mail_interval_ms: u64,
     /// How often the admission loop looks at each waiting room (a round
     /// still happens at most once a second per event).
     #[arg(long, env = "FRONTROW_ADMISSION_INTERVAL_MS", default_value_t = 500)]

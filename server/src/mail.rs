@@ -5,7 +5,8 @@
 use async_trait::async_trait;
 use frontrow_engine::accounts::mail::{Mail, Mailer};
 use frontrow_engine::EngineError;
-use lettre::message::Mailbox;
+use lettre::message::header::ContentType;
+use lettre::message::{Attachment, Mailbox, MultiPart, SinglePart};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 
 pub struct SmtpMailer {
@@ -30,12 +31,19 @@ impl SmtpMailer {
 impl Mailer for SmtpMailer {
     async fn send(&self, mail: &Mail) -> Result<(), EngineError> {
         let to: Mailbox = mail.to.parse().map_err(|e| EngineError::invalid(format!("cannot mail {}: {e}", mail.to)))?;
-        let message = Message::builder()
-            .from(self.from.clone())
-            .to(to)
-            .subject(&mail.subject)
-            .body(mail.body.clone())
-            .map_err(|e| EngineError::Internal(format!("building a mail: {e}")))?;
+        let builder = Message::builder().from(self.from.clone()).to(to).subject(&mail.subject).message_id(mail.message_id.clone());
+        let built = if mail.attachments.is_empty() {
+            builder.body(mail.body.clone())
+        } else {
+            let mut parts = MultiPart::mixed().singlepart(SinglePart::plain(mail.body.clone()));
+            for file in &mail.attachments {
+                let content_type = ContentType::parse(&file.content_type)
+                    .map_err(|e| EngineError::Internal(format!("content type {}: {e}", file.content_type)))?;
+                parts = parts.singlepart(Attachment::new(file.filename.clone()).body(file.content.clone(), content_type));
+            }
+            builder.multipart(parts)
+        };
+        let message = built.map_err(|e| EngineError::Internal(format!("building a mail: {e}")))?;
         self.transport.send(message).await.map_err(|e| {
             tracing::warn!(to = %mail.to, error = %e, "SMTP send failed");
             EngineError::Internal(format!("sending a mail: {e}"))

@@ -1,4 +1,4 @@
-//! Background tasks: the reaper and reconciliation, each on its own interval,
+//! Background tasks: the reaper, reconciliation and the mail sender, each on its own interval,
 //! the waiting room's admission loop, and the listener that keeps live seat
 //! maps current; all stop when the server shuts down.
 
@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::state::AppState;
 
 const REAPER_BATCH: i64 = 1000;
+const MAIL_BATCH: u32 = 50;
 /// Well within the 5 s after which a silent instance's claims lapse.
 const HEARTBEAT: Duration = Duration::from_secs(1);
 
@@ -107,6 +108,20 @@ pub fn spawn(state: AppState, shutdown: CancellationToken) -> Tasks {
         async move {
             if let Err(e) = sessions.database().delete_expired().await {
                 tracing::warn!(error = %e, "deleting expired sessions failed");
+            }
+        }
+    }));
+
+    // The mail outbox: every instance sends what is due; each mail is
+    // claimed by one of them.
+    let engine = state.engine.clone();
+    let site = state.settings.site_url();
+    set.spawn(every(Duration::from_millis(state.settings.mail_interval_ms.max(50)), shutdown.clone(), move || {
+        let engine = engine.clone();
+        let site = site.clone();
+        async move {
+            if let Err(e) = engine.send_due_mail(MAIL_BATCH, &site).await {
+                tracing::warn!(error = %e, "mail round failed");
             }
         }
     }));

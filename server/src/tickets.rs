@@ -50,6 +50,11 @@ pub async fn print_tickets(State(state): State<AppState>, session: Session, Path
         Ok(board) => board,
         Err(e) => return failure(e),
     };
+    // The tickets' holder, not whoever prints them (staff, at the counter).
+    let holder = match state.engine.holder_name(booking_id).await {
+        Ok(name) => name,
+        Err(e) => return failure(e),
+    };
     let layout = &board.layout;
     let nonce = crate::gates::headers::nonce();
     let page = TicketsPage {
@@ -58,7 +63,7 @@ pub async fn print_tickets(State(state): State<AppState>, session: Session, Path
         event_name: board.event.name.clone(),
         venue: board.event.venue.clone(),
         starts_at: board.event.starts_at.format("%A %e %B %Y, %H:%M UTC").to_string(),
-        holder: user.name,
+        holder,
         tickets: booking
             .tickets
             .into_iter()

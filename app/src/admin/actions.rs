@@ -37,10 +37,10 @@ fn number(field: &str, value: &str) -> Result<Option<i32>, AppError> {
     value.trim().parse().map(Some).map_err(|_| AppError::invalid(format!("{field} must be a whole number")))
 }
 
-/// Performers as staff type them: one per line or separated by commas.
+/// Performers as staff type them, one a line (a name may hold a comma).
 #[cfg(feature = "ssr")]
 fn performers(value: &str) -> Vec<String> {
-    value.split([',', '\n']).map(str::trim).filter(|p| !p.is_empty()).map(str::to_owned).collect()
+    value.lines().map(str::trim).filter(|p| !p.is_empty()).map(str::to_owned).collect()
 }
 
 /// Creates an event from a saved layout and its prices (`prices`: one line

@@ -33,7 +33,8 @@ pub async fn load_booking(booking_id: String) -> Result<Option<BookingView>, App
             TicketView { qr_svg: qr_svg(&t.code, &format!("Ticket code {} for {seat_label}", t.code)), seat_label, ticket: t.clone() }
         })
         .collect();
-    Ok(Some(BookingView { event: (*board.event).clone(), booking, tickets }))
+    let holder = engine.holder_name(id).await?;
+    Ok(Some(BookingView { event: (*board.event).clone(), booking, tickets, holder }))
 }
 
 /// `None` when nobody is signed in.
@@ -132,7 +133,7 @@ fn ticket_state_word(state: TicketState) -> &'static str {
 
 #[component]
 fn BookingDetails(view: BookingView) -> impl IntoView {
-    let BookingView { booking, event, tickets } = view;
+    let BookingView { booking, event, tickets, holder } = view;
     let print = format!("/bookings/{}/print", booking.booking_id);
     let status = status_word(booking.status).replace('_', " ");
     let status = if booking.status == BookingStatus::Cancelled { "cancelled, refunded".to_owned() } else { status };
@@ -144,6 +145,7 @@ fn BookingDetails(view: BookingView) -> impl IntoView {
             <p class="meta"><strong>{event.name.clone()}</strong> " · " {event.venue.clone()} " · " {long_date(event.starts_at)}</p>
             <dl class="booking-facts">
                 <dt>"Booking"</dt><dd class="booking-id">{booking.booking_id.to_string()}</dd>
+                <dt>"Holder"</dt><dd class="holder">{holder}</dd>
                 <dt>"Status"</dt><dd class="booking-status">{status}</dd>
                 <dt>"Tickets"</dt><dd>{count}</dd>
                 <dt>"Total paid"</dt><dd>{money(booking.total_cents)}</dd>

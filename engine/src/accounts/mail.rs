@@ -14,6 +14,35 @@ pub struct Mail {
     pub to: String,
     pub subject: String,
     pub body: String,
+    /// Files sent with it (a ticket PDF, a calendar entry).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<Attachment>,
+    /// The same id on every attempt of one outbox mail, so a copy sent
+    /// twice (a crash between sending and marking it sent) is recognisably
+    /// the same message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<String>,
+}
+
+impl Mail {
+    /// A plain text mail.
+    pub fn text(to: impl Into<String>, subject: impl Into<String>, body: impl Into<String>) -> Self {
+        Self { to: to.into(), subject: subject.into(), body: body.into(), attachments: Vec::new(), message_id: None }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Attachment {
+    pub filename: String,
+    pub content_type: String,
+    /// The file outbox keeps it as base64.
+    #[serde(serialize_with = "as_base64")]
+    pub content: Vec<u8>,
+}
+
+fn as_base64<S: serde::Serializer>(bytes: &[u8], serializer: S) -> std::result::Result<S::Ok, S::Error> {
+    use base64::Engine as _;
+    serializer.serialize_str(&base64::engine::general_purpose::STANDARD.encode(bytes))
 }
 
 #[async_trait]

@@ -7,6 +7,8 @@
 
 mod known;
 pub mod mail;
+pub mod outbox;
+mod ticket_mail;
 pub mod sign_in;
 pub(crate) mod verification;
 

@@ -77,11 +77,11 @@ impl Engine {
             let wait = sent.wait_secs.unwrap_or(1).max(1);
             return Err(EngineError::TooManyAttempts { retry_after: u64::try_from(wait).unwrap_or(1) });
         }
-        let mail = Mail {
-            to: fan.email.clone(),
-            subject: format!("Your frontrow code: {code}"),
-            body: format!("Hello {},\n\nyour code is {code}. Enter it on frontrow within 15 minutes to verify this address.\n\nIf you did not ask for it, ignore this message.\n", fan.name),
-        };
+        let mail = Mail::text(
+            fan.email.clone(),
+            format!("Your frontrow code: {code}"),
+            format!("Hello {},\n\nyour code is {code}. Enter it on frontrow within 15 minutes to verify this address.\n\nIf you did not ask for it, ignore this message.\n", fan.name),
+        );
         self.mailer().send(&mail).await?;
         Ok(true)
     }

@@ -6,13 +6,12 @@ use std::fmt::Write;
 
 use chrono::{DateTime, Utc};
 pub use frontrow_model::{PaymentInfo, SalesBy};
-use frontrow_model::{AttentionState, BookingId, BookingStatus, Channel, EventId, PaymentAttention, PaymentId, StaffBookingLine, TicketState, User};
+use frontrow_model::{AttentionState, BookingStatus, Channel, EventId, PaymentAttention, PaymentId, StaffBookingLine, TicketState, User};
 use serde::Serialize;
 
 use crate::accounts::require_staff;
 use crate::changelog::csv_field;
 use crate::error::{EngineError, Result};
-use crate::accounts::mail::Mail;
 use crate::Engine;
 
 impl Engine {
@@ -206,28 +205,6 @@ impl Engine {
             booking_id: r.booking_id.map(Into::into),
             refunds_pending: r.refunds_pending,
         })
-    }
-
-    /// Sends the booking's tickets (codes and a link) to its buyer again.
-    pub async fn resend_tickets(&self, staff: &User, booking_id: BookingId, site: &str) -> Result<String> {
-        require_staff(staff)?;
-        let booking = self.booking_for(staff, booking_id).await?;
-        let r = sqlx::query!(
-            r#"SELECT coalesce(b.customer_email, u.email) AS "to!", e.name AS event_name
-               FROM bookings b JOIN users u USING (user_id) JOIN events e USING (event_id) WHERE b.booking_id = $1"#,
-            booking_id.as_uuid()
-        )
-        .fetch_one(self.pool())
-        .await?;
-        let mut body = format!("Your tickets for {}:\n\n", r.event_name);
-        for t in booking.tickets.iter().filter(|t| matches!(t.state, TicketState::Valid | TicketState::CheckedIn)) {
-            let _ = writeln!(body, "  seat {}: ticket code {}", t.seat_id, t.code);
-        }
-        let _ = write!(body, "\nShow them at the door, or print them: {site}/bookings/{booking_id}/print\n");
-        self.mailer().send(&Mail { to: r.to.clone(), subject: format!("Your tickets for {}", r.event_name), body }).await?;
-        let mut conn = self.pool().acquire().await?;
-        crate::changelog::record(&mut conn, Some(booking.event_id), staff.user_id, "tickets_resent", &booking.seat_ids, &r.to).await?;
-        Ok(r.to)
     }
 }
 

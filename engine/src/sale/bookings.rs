@@ -23,6 +23,18 @@ impl Engine {
         load(&mut *self.pool().acquire().await?, &[booking_id]).await?.pop().ok_or(EngineError::NotFound)
     }
 
+    /// The name tickets of the booking are made out to: the buyer's at the
+    /// counter, else the account's (whoever is looking at them).
+    pub async fn holder_name(&self, booking_id: BookingId) -> Result<String> {
+        sqlx::query_scalar!(
+            r#"SELECT coalesce(b.customer_name, u.name) AS "holder!" FROM bookings b JOIN users u USING (user_id) WHERE b.booking_id = $1"#,
+            booking_id.as_uuid()
+        )
+        .fetch_optional(self.pool())
+        .await?
+        .ok_or(EngineError::NotFound)
+    }
+
     /// A fan's bookings, newest first.
     pub async fn bookings_of(&self, user_id: UserId) -> Result<Vec<Booking>> {
         let ids = sqlx::query_scalar!("SELECT booking_id FROM bookings WHERE user_id = $1 ORDER BY created_at DESC", user_id.as_uuid())

@@ -9,7 +9,7 @@ use axum::Json;
 use frontrow_model::{BookingId, EventId, HoldId, LayoutId, LogEntry, LogFilter, PaymentId, UserId};
 use frontrow_model::{PaymentInfo, SalesBy};
 use frontrow_model::{
-    AuditReport, Blocked, BlockRequest, Booking, CheckinRequest, CheckinResult, CounterSaleRequest, CreatedEvent, Event, EventChanges,
+    AuditReport, Blocked, BlockRequest, Booking, BookingMail, CheckinRequest, CheckinResult, CounterSaleRequest, CreatedEvent, Event, EventChanges,
     EventStats, Layout, NewEvent, NewLayout, NewStaffUser, PaymentAttention, ReasonBody, RefundRequest, RefundResult, Released,
     StaffAccount, StaffBookingLine, StaffEventLine, UnblockRequest, User, UserChanges,
 };
@@ -59,6 +59,11 @@ pub struct Cancelled {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Resent {
     pub sent_to: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BookingMails {
+    pub mails: Vec<BookingMail>,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -238,6 +243,14 @@ pub async fn resend_tickets(State(state): State<AppState>, StaffUser(staff): Sta
     let site = state.settings.site_url();
     let sent_to = state.engine.resend_tickets(&staff, booking_id, &site).await?;
     Ok((StatusCode::ACCEPTED, Json(Resent { sent_to })))
+}
+
+/// The mails about a booking (its tickets, refunds, a cancellation) and
+/// where each stands: queued, sent, or failed after its retries.
+#[utoipa::path(get, path = "/api/v1/admin/bookings/{booking_id}/mails", params(("booking_id" = Uuid, Path)), security(("session" = [])),
+    responses((status = 200, body = BookingMails)))]
+pub async fn booking_mails(State(state): State<AppState>, StaffUser(staff): StaffUser, IdPath(booking_id): IdPath<BookingId>) -> ApiResult<Json<BookingMails>> {
+    Ok(Json(BookingMails { mails: state.engine.booking_mails(&staff, booking_id).await? }))
 }
 
 #[utoipa::path(post, path = "/api/v1/admin/checkins", request_body = CheckinRequest, security(("session" = [])),

@@ -40,7 +40,7 @@ pub const SESSION_COOKIE: &str = "frontrow_session";
         holds::create_hold, holds::hold_best, holds::hold_places, holds::get_hold, holds::release_hold, holds::checkout, holds::get_checkout, holds::get_booking,
         admin::create_event, admin::list_events, admin::update_event, admin::cancel_event, admin::audit_event, admin::event_stats,
         admin::block_seats, admin::unblock_seats, admin::release_hold, admin::counter_sale, admin::find_bookings,
-        admin::refund_booking, admin::resend_tickets, admin::check_in, admin::payments, admin::settle_payment,
+        admin::refund_booking, admin::resend_tickets, admin::booking_mails, admin::check_in, admin::payments, admin::settle_payment,
         admin::change_log, admin::change_log_csv, admin::sales_csv, admin::sales_summary_csv,
         admin::list_layouts, admin::save_layout, admin::get_layout, admin::list_users, admin::create_user, admin::change_user,
         queue::join, queue::status, queue::stats, queue::configure,
@@ -178,6 +178,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/api/v1/admin/bookings", get(admin::find_bookings))
         .route("/api/v1/admin/bookings/{booking_id}/refund", post(admin::refund_booking))
         .route("/api/v1/admin/bookings/{booking_id}/resend", post(admin::resend_tickets))
+        .route("/api/v1/admin/bookings/{booking_id}/mails", get(admin::booking_mails))
         .route("/api/v1/admin/checkins", post(admin::check_in))
         .route("/api/v1/admin/payments", get(admin::payments))
         .route("/api/v1/admin/payments/{payment_id}/settle", post(admin::settle_payment))

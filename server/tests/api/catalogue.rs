@@ -83,6 +83,10 @@ async fn fans_find_events_by_words_city_category_and_dates_alike_on_the_page_and
         assert_eq!(status, 200);
         assert_eq!(listed_on_page(&page), expected, "the home page answers {query:?} alike");
     }
+    // Blank words, city or category filter nothing; a blank date is no date.
+    let blank = fan.get("/api/v1/events?q=&city=&category=").await;
+    assert_eq!((blank.status, blank.body["total"].clone()), (200, json!(4)), "{}", blank.body);
+    assert_error("a blank date", &fan.get("/api/v1/events?from=").await, 422, "invalid_input");
     let all = fan.get("/api/v1/events").await;
     assert_eq!(all.body["cities"], json!(["Berlin", "Lisbon", "London"]));
     assert_eq!(all.body["categories"], json!(["concert", "sport", "theatre"]));

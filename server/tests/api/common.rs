@@ -103,6 +103,7 @@ pub fn test_settings() -> ServeArgs {
     s.map_refresh_ms = 0;
     s.page_keep_ms = Some(0);
     s.reconcile_interval_ms = 100;
+    s.mail_interval_ms = 100;
     s.checkout_wait_ms = 2000;
     s.sim_slow_ms = 1000;
     s.site_root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/site");
@@ -318,6 +319,17 @@ impl Client {
         )
         .await
     }
+}
+
+/// A fan's confirmed booking of `seats` (paid with the approving card).
+pub async fn buy(fan: &Client, event_id: Uuid, seats: &[&str]) -> Value {
+    let hold = fan.hold(event_id, seats).await;
+    assert_eq!(hold.status, 201, "{}", hold.body);
+    let paid = fan
+        .checkout(hold.body["hold_id"].as_str().unwrap_or_default(), hold.body["hold_token"].as_str().unwrap_or_default(), "tok_visa", &Uuid::new_v4().to_string())
+        .await;
+    assert_eq!(paid.status, 201, "{}", paid.body);
+    paid.body
 }
 
 /// Polls until `check` returns Some, or panics after `secs` seconds.

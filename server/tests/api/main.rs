@@ -18,6 +18,7 @@ mod hardening;
 mod holds;
 mod holds_money_sockets;
 mod live;
+mod mail;
 mod outage;
 mod pages;
 mod payment_http;

@@ -97,6 +97,8 @@ pub struct BookingData {
     pub buyer: Option<StaffBookingLine>,
     /// Read-out names of the tickets' seats, in ticket order.
     pub labels: Vec<String>,
+    /// The mails about it (tickets, refunds), from the outbox.
+    pub mails: Vec<frontrow_model::BookingMail>,
 }
 
 #[server(prefix = "/_app")]
@@ -112,7 +114,8 @@ pub async fn load_staff_booking(booking_id: String) -> Result<BookingData, AppEr
         .map(|t| board.layout.seat_index(&t.seat_id).map_or_else(|| t.seat_id.clone(), |i| board.layout.seat_label(i)))
         .collect();
     let buyer = engine.find_bookings(&user, Some(booking.event_id), Some(&id.to_string())).await?.into_iter().next();
-    Ok(BookingData { event: (*board.event).clone(), booking, buyer, labels })
+    let mails = engine.booking_mails(&user, id).await?;
+    Ok(BookingData { event: (*board.event).clone(), booking, buyer, labels, mails })
 }
 
 #[component]
@@ -136,7 +139,7 @@ pub fn StaffBookingPage() -> impl IntoView {
 
 #[component]
 fn OneBooking(data: BookingData) -> impl IntoView {
-    let BookingData { booking, event, buyer, labels } = data;
+    let BookingData { booking, event, buyer, labels, mails } = data;
     let id = booking.booking_id;
     let tickets: Vec<(frontrow_model::Ticket, String)> = booking.tickets.iter().cloned().zip(labels).collect();
     view! {
@@ -158,6 +161,37 @@ fn OneBooking(data: BookingData) -> impl IntoView {
             <input type="hidden" name="booking_id" value=id.to_string()/>
             <button type="submit">"Re-send tickets by email"</button>
         </form>
+        <MailList mails/>
         <RefundPanel booking_id=id tickets/>
+    }
+}
+
+/// The booking's mails and how each went.
+#[component]
+fn MailList(mails: Vec<frontrow_model::BookingMail>) -> impl IntoView {
+    view! {
+        <h2>"Mail"</h2>
+        {if mails.is_empty() {
+            view! { <p class="hint">"No mail for this booking (a counter sale without an address)."</p> }.into_any()
+        } else {
+            view! {
+                <table class="mails" id="booking-mails">
+                    <thead><tr><th>"Mail"</th><th>"State"</th><th>"To"</th><th>"Queued"</th><th>"Sent"</th><th>"Attempts"</th><th>"Last error"</th></tr></thead>
+                    <tbody>
+                        {mails.into_iter().map(|m| view! {
+                            <tr data-state=word(m.state)>
+                                <td>{word(m.kind)}</td>
+                                <td class="mail-state">{word(m.state)}</td>
+                                <td>{m.recipient.unwrap_or_default()}</td>
+                                <td>{when(m.created_at)}</td>
+                                <td>{m.sent_at.map(when).unwrap_or_default()}</td>
+                                <td>{m.attempts}</td>
+                                <td>{m.last_error.unwrap_or_default()}</td>
+                            </tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            }.into_any()
+        }}
     }
 }

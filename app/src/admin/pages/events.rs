@@ -131,7 +131,7 @@ fn EventDetailFields(event: Option<Event>) -> impl IntoView {
             <input name="kind" value=kind required maxlength="50" list="event-categories"/>
             <datalist id="event-categories">{CATEGORIES.map(|c| view! { <option value=c/> }).collect_view()}</datalist>
         </label>
-        <label>"Performers (commas between them)" <input name="performers" value=details.performers.join(", ") maxlength="2100"/></label>
+        <label>"Performers (one a line)" <textarea name="performers" rows="2" maxlength="2100">{details.performers.join("\n")}</textarea></label>
         <label>"Venue" <input name="venue" value=venue required maxlength="200"/></label>
         <label>"City" <input name="city" value=details.city maxlength="100"/></label>
         <label>"Address" <input name="address" value=details.address maxlength="200"/></label>
