@@ -7,7 +7,7 @@
 //! can name them.
 
 use frontrow_model::{
-    AppError, CheckoutAnswer, CheckoutId, CheckoutView, EventId, Hold, HoldId, HoldToken, IdempotencyKey, PaymentToken, QueueView, SeatId, StandingPlaces,
+    AppError, BookingId, Cancellation, CheckoutAnswer, CheckoutId, CheckoutView, EventId, Hold, HoldId, HoldToken, IdempotencyKey, PaymentToken, QueueView, SeatId, StandingPlaces, TicketId,
 };
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
@@ -93,6 +93,15 @@ pub async fn hold_from_list(event_id: EventId, section: String, seat_ids: Option
 pub async fn release_hold(hold_id: HoldId, hold_token: HoldToken) -> Result<(), AppError> {
     let (engine, _, user) = crate::server::fan().await?;
     Ok(engine.release(user.user_id, hold_id, &hold_token).await?)
+}
+
+/// Cancels tickets of the fan's booking (`ticket_ids`, or every valid
+/// one) on the event's terms. The browser makes one key per cancellation
+/// asked for, so a double click or a second try refunds once.
+#[server(prefix = "/_app", endpoint = "cancel_tickets", input = Json)]
+pub async fn cancel_tickets(booking_id: BookingId, ticket_ids: Option<Vec<TicketId>>, idempotency_key: IdempotencyKey) -> Result<Cancellation, AppError> {
+    let (engine, _, user) = crate::server::fan().await?;
+    Ok(engine.cancel_tickets(&user, booking_id, &frontrow_model::CancelRequest { ticket_ids }, &idempotency_key).await?)
 }
 
 /// Pays for the hold. The idempotency key is made by the browser and kept
@@ -205,7 +214,7 @@ pub fn queue_paths() -> [&'static str; 1] {
 /// The server functions that cost the server real work per call; they are
 /// rate limited per client like their JSON API twins.
 #[cfg(feature = "ssr")]
-pub fn rate_limited_paths() -> [&'static str; 9] {
+pub fn rate_limited_paths() -> [&'static str; 10] {
     use leptos::server_fn::ServerFn;
     [
         HoldSeats::PATH,
@@ -213,6 +222,7 @@ pub fn rate_limited_paths() -> [&'static str; 9] {
         HoldPlaces::PATH,
         HoldFromList::PATH,
         Checkout::PATH,
+        CancelTickets::PATH,
         RenewAdmission::PATH,
         SignUp::PATH,
         SignIn::PATH,

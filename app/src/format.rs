@@ -71,9 +71,50 @@ pub fn availability(status: &str, available: i64, total: i64) -> (String, &'stat
     }
 }
 
+/// The event's cancellation terms as a fan reads them before paying and
+/// on their booking, at `now`.
+pub fn refund_terms(policy: &frontrow_model::RefundPolicy, starts_at: chrono::DateTime<chrono::Utc>, now: chrono::DateTime<chrono::Utc>) -> String {
+    let Some(deadline) = policy.deadline(starts_at) else {
+        return "Tickets cannot be cancelled online; ask the box office.".to_owned();
+    };
+    if deadline <= now {
+        return format!("Tickets could be cancelled until {}; that time has passed.", deadline.format("%A %e %B %Y, %H:%M UTC"));
+    }
+    let fee = (policy.fee_cents > 0).then(|| format!("a {} fee per ticket", money(i64::from(policy.fee_cents))));
+    let share = (policy.keep_percent > 0).then(|| format!("{}%", policy.keep_percent));
+    let less = match (share, fee) {
+        (None, None) => " in full".to_owned(),
+        (Some(share), None) => format!(" less {share}"),
+        (None, Some(fee)) => format!(" less {fee}"),
+        (Some(share), Some(fee)) => format!(" less {share} and {fee}"),
+    };
+    format!("You can cancel tickets until {}: each ticket's price comes back{less}.", deadline.format("%A %e %B %Y, %H:%M UTC"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn refund_terms_say_until_when_and_what_is_kept() {
+        use frontrow_model::RefundPolicy;
+        let start = chrono::DateTime::parse_from_rfc3339("2027-03-06T19:30:00Z").map(|t| t.to_utc()).unwrap();
+        let before = start - chrono::Duration::days(7);
+        let none = RefundPolicy::default();
+        assert_eq!(refund_terms(&none, start, before), "Tickets cannot be cancelled online; ask the box office.");
+        let free = RefundPolicy { cancel_until_hours: Some(48), ..none };
+        assert_eq!(refund_terms(&free, start, before), "You can cancel tickets until Thursday  4 March 2027, 19:30 UTC: each ticket's price comes back in full.");
+        assert_eq!(refund_terms(&free, start, start - chrono::Duration::hours(47)), "Tickets could be cancelled until Thursday  4 March 2027, 19:30 UTC; that time has passed.");
+        let both = RefundPolicy { cancel_until_hours: Some(2), keep_percent: 10, fee_cents: 150 };
+        let said = refund_terms(&both, start, before);
+        assert!(said.ends_with("17:30 UTC: each ticket's price comes back less 10% and a €1.50 fee per ticket."), "{said}");
+        assert_eq!(both.kept_of(4500), 600);
+        assert_eq!(both.refund_of(4500), 3900);
+        assert_eq!(both.kept_of(100), 100, "never more than the price");
+        let share = RefundPolicy { cancel_until_hours: Some(0), keep_percent: 15, fee_cents: 0 };
+        assert_eq!(share.kept_of(999), 150, "half a cent up rounds up");
+        assert_eq!(share.refund_of(999), 849);
+    }
 
     #[test]
     fn amounts_and_countdowns_read_naturally() {

@@ -1,7 +1,7 @@
 //! What crosses from the server to the page beyond the model's own types:
 //! page data and island props (serialised into the HTML for hydration).
 
-use frontrow_model::{Booking, Event, EventId, EventSummary, HoldId, Ticket, TierPrice};
+use frontrow_model::{Booking, Event, EventId, EventSummary, HoldId, Ticket, TicketId, TierPrice};
 use serde::{Deserialize, Serialize};
 
 /// A live hold as the seat picker shows it.
@@ -106,6 +106,8 @@ pub struct PickerProps {
     pub server_now_ms: i64,
     pub admission_token: Option<String>,
     pub queue_token: Option<String>,
+    /// The event's cancellation terms, shown before paying.
+    pub refund_terms: String,
 }
 
 /// A ticket as its page shows it.
@@ -125,6 +127,20 @@ pub struct BookingView {
     pub tickets: Vec<TicketView>,
     /// Whom the tickets are made out to.
     pub holder: String,
+    /// The event's cancellation terms, when they concern the viewer (their
+    /// own booking, online, with tickets of an event still on).
+    pub refund_terms: Option<String>,
+    /// They may cancel tickets now (within the event's policy).
+    pub cancel_open: bool,
+}
+
+/// A ticket the fan may cancel, as the cancel panel lists it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CancellableTicket {
+    pub ticket_id: TicketId,
+    pub seat_label: String,
+    /// What comes back for it under the policy.
+    pub refund_cents: i64,
 }
 
 /// A line of "My bookings".

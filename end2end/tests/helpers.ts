@@ -91,10 +91,17 @@ function isoIn(ms: number): string {
   return new Date(Date.now() + ms).toISOString();
 }
 
+export interface RefundPolicy {
+  cancel_until_hours: number | null;
+  keep_percent?: number;
+  fee_cents?: number;
+}
+
 export interface EventOptions {
   name?: string;
   holdTtlSeconds?: number;
   maxSeatsPerOrder?: number;
+  refundPolicy?: RefundPolicy;
 }
 
 export interface CreatedEvent {
@@ -126,6 +133,7 @@ export class Staff {
         hold_ttl_seconds: opts.holdTtlSeconds ?? 300,
         max_seats_per_order: opts.maxSeatsPerOrder ?? 8,
         waiting_room_enabled: false,
+        refund_policy: opts.refundPolicy ?? {},
         tiers: [
           { tier: 'Front', price_cents: 5000 },
           { tier: 'Back', price_cents: 2500 },
@@ -145,6 +153,12 @@ export class Staff {
     const body = await res.json();
     expect(body.seats_total).toBe(16);
     return { eventId: body.event_id, name };
+  }
+
+  /** Changes an event as the settings form would (PATCH). */
+  async changeEvent(eventId: string, changes: Record<string, unknown>) {
+    const res = await this.api.patch(`/api/v1/admin/events/${eventId}`, { data: changes });
+    expect(res.status(), await res.text()).toBe(200);
   }
 
   async dispose() {

@@ -67,14 +67,21 @@ test('a box-office day: layout, event, blocks, counter sale, refund, door, dashb
   const layoutOption = page.getByLabel('Layout').locator('option', { hasText: layoutName });
   await page.getByLabel('Layout').selectOption((await layoutOption.getAttribute('value'))!);
   await page.getByLabel(/Prices/).fill('Front=40.00\nBack=20.00');
+  await page.getByLabel(/Fans may cancel until/).fill('72');
+  await page.getByLabel(/The seller keeps/).fill('5');
+  await page.getByLabel(/a fee per ticket/).fill('1.50');
   await page.getByRole('button', { name: 'Create event' }).click();
   await expect(page).toHaveURL(/\/admin\/events\/[0-9a-f-]{36}$/);
   const eventId = page.url().split('/').pop()!;
   await expect(page.getByRole('heading', { name: eventName })).toBeVisible();
   await expect(page.locator('.figures')).toContainText('12 available');
-  // Fans find it by what staff entered.
-  const found = await (await page.request.get(`/api/v1/events?city=leeds&category=theatre&q=${encodeURIComponent('jo bell')}`)).json();
+  // Fans find it by what staff entered (and its stamp: earlier runs made others like it).
+  const stamp = eventName.split(' ').pop()!;
+  const found = await (await page.request.get(`/api/v1/events?city=leeds&category=theatre&q=${encodeURIComponent(`jo bell ${stamp}`)}`)).json();
   expect(found.events.map((e: { event_id: string }) => e.event_id)).toEqual([eventId]);
+  expect(found.events[0].refund_policy).toEqual({ cancel_until_hours: 72, keep_percent: 5, fee_cents: 150 });
+  await expect(page.getByLabel(/Fans may cancel until/)).toHaveValue('72');
+  await expect(page.getByLabel(/a fee per ticket/)).toHaveValue('1.50');
 
   // A fan books two Front seats online.
   const fan = await newFan('boxoffice');

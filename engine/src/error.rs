@@ -55,6 +55,10 @@ pub enum EngineError {
     AlreadyRefunded,
     #[error("a checked-in ticket cannot be refunded")]
     TicketUsed,
+    #[error("tickets for this event cannot be cancelled online; ask the box office")]
+    CancellationNotOffered,
+    #[error("tickets for this event could be cancelled until {} and no longer", closed_at.format("%A %e %B %Y, %H:%M UTC"))]
+    CancellationClosed { closed_at: DateTime<Utc> },
     #[error("no ticket has this code")]
     UnknownTicket,
     #[error("this ticket was already admitted")]
@@ -173,6 +177,8 @@ impl From<EngineError> for AppError {
             E::Forbidden => return AppError::forbidden(),
             E::AlreadyRefunded => ErrorKind::AlreadyRefunded,
             E::TicketUsed => ErrorKind::TicketUsed,
+            E::CancellationNotOffered => ErrorKind::CancellationNotOffered,
+            E::CancellationClosed { closed_at } => ErrorKind::CancellationClosed { closed_at },
             E::UnknownTicket => ErrorKind::UnknownTicket,
             E::AlreadyCheckedIn { checked_in_at } => ErrorKind::AlreadyCheckedIn { checked_in_at },
             E::TicketRefunded => ErrorKind::TicketRefunded,

@@ -16,16 +16,19 @@ pub enum FailPoint {
     AbortBeforePayment,
     /// One booking of a cancelled event is refunded, the others not yet.
     AbortMidCancellation,
+    /// A fan's cancellation is committed; its refund not yet asked for.
+    AbortBeforeRefund,
 }
 
 impl FailPoint {
-    const ALL: [FailPoint; 3] = [Self::AbortAfterCheckoutCommit, Self::AbortBeforePayment, Self::AbortMidCancellation];
+    const ALL: [FailPoint; 4] = [Self::AbortAfterCheckoutCommit, Self::AbortBeforePayment, Self::AbortMidCancellation, Self::AbortBeforeRefund];
 
     pub fn name(self) -> &'static str {
         match self {
             Self::AbortAfterCheckoutCommit => "abort_after_checkout_commit",
             Self::AbortBeforePayment => "abort_before_payment",
             Self::AbortMidCancellation => "abort_mid_cancellation",
+            Self::AbortBeforeRefund => "abort_before_refund",
         }
     }
 }

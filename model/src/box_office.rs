@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::event::{EventStatus, NewSection};
+use crate::event::{EventStatus, NewSection, RefundPolicy};
 use crate::ids::{BookingId, CheckoutId, EventId, LayoutId, PaymentId, PaymentToken, SeatId, TicketId, UserId};
 use crate::order::{BookingStatus, Channel};
 use crate::user::Role;
@@ -40,6 +40,8 @@ pub struct EventChanges {
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 50))]
     pub max_seats_per_order: Option<i32>,
     pub published: Option<bool>,
+    /// Replaces the whole policy (`{}` stops fans cancelling).
+    pub refund_policy: Option<RefundPolicy>,
 }
 
 /// An event in the box office's list, with its seats counted.
@@ -136,23 +138,12 @@ pub struct CounterSaleRequest {
 pub struct RefundRequest {
     /// The tickets to refund; none means every live ticket of the booking.
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(schema_with = ticket_list_schema))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::order::ticket_list_schema))]
     pub ticket_ids: Option<Vec<TicketId>>,
     #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 500, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
     pub reason: String,
 }
 
-/// Up to 100 distinct tickets (a list naming one twice is refused).
-#[cfg(feature = "openapi")]
-fn ticket_list_schema() -> utoipa::openapi::schema::Array {
-    utoipa::openapi::schema::ArrayBuilder::new()
-        .schema_type(utoipa::openapi::schema::SchemaType::from_iter([utoipa::openapi::Type::Array, utoipa::openapi::Type::Null]))
-        .items(utoipa::openapi::ObjectBuilder::new().schema_type(utoipa::openapi::Type::String).format(Some(utoipa::openapi::SchemaFormat::KnownFormat(utoipa::openapi::KnownFormat::Uuid))))
-        .max_items(Some(100))
-        .unique_items(true)
-        .description(Some("The tickets to refund (distinct); leave it out for every live ticket of the booking"))
-        .build()
-}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -87,6 +87,11 @@ pub enum ErrorKind {
     AlreadyRefunded,
     /// 409: a checked-in ticket cannot be refunded.
     TicketUsed,
+    /// 409: this event's tickets cannot be cancelled by fans (staff can
+    /// refund them).
+    CancellationNotOffered,
+    /// 409: fans could cancel until `closed_at`, no longer.
+    CancellationClosed { closed_at: DateTime<Utc> },
     /// 409: the event is cancelled: nothing more is sold.
     EventCancelled,
     /// 409: this ticket was admitted already.
@@ -145,6 +150,8 @@ impl ErrorKind {
             | EmailTaken
             | AlreadyRefunded
             | TicketUsed
+            | CancellationNotOffered
+            | CancellationClosed { .. }
             | EventCancelled
             | AlreadyCheckedIn { .. }
             | TicketRefunded

@@ -1,6 +1,6 @@
 //! Events, their seats, and the layouts staff describe them with.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::ids::{EventId, LayoutId};
@@ -41,6 +41,9 @@ pub struct Event {
     /// Set once the event is cancelled: nothing more is sold.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cancelled_at: Option<DateTime<Utc>>,
+    /// Whether fans may cancel their tickets, until when, at what cost.
+    #[serde(default)]
+    pub refund_policy: RefundPolicy,
     /// Dearest first.
     pub tiers: Vec<TierPrice>,
 }
@@ -69,6 +72,52 @@ pub struct EventDetails {
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(max_length = 2000))]
     pub notes: String,
+}
+
+/// Whether fans may cancel their own tickets, until when, and what the
+/// seller keeps of each ticket's price: `keep_percent` of it plus
+/// `fee_cents`, never more than the price. The default offers no
+/// cancelling (staff can still refund).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct RefundPolicy {
+    /// Fans may cancel until this many hours before the start; null: fans
+    /// cannot cancel.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 8760))]
+    pub cancel_until_hours: Option<i32>,
+    /// The share of each ticket's price the seller keeps, in percent.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 100))]
+    pub keep_percent: i32,
+    /// A fee per ticket the seller keeps as well.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 10_000_000))]
+    pub fee_cents: i32,
+}
+
+impl RefundPolicy {
+    /// Every cent back (a refund by staff); offers fans no cancelling.
+    pub const FULL: RefundPolicy = RefundPolicy { cancel_until_hours: None, keep_percent: 0, fee_cents: 0 };
+
+    /// When fans can no longer cancel (none: they never could).
+    pub fn deadline(&self, starts_at: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        self.cancel_until_hours.map(|hours| starts_at - Duration::hours(i64::from(hours)))
+    }
+
+    /// What the seller keeps of a ticket at this price.
+    pub fn kept_of(&self, price_cents: i32) -> i64 {
+        let price = i64::from(price_cents.max(0));
+        // Half a cent and up rounds up, in the seller's favour as shops do.
+        let share = (price * i64::from(self.keep_percent.clamp(0, 100)) + 50) / 100;
+        (share + i64::from(self.fee_cents.max(0))).min(price)
+    }
+
+    /// What a fan gets back for a ticket at this price.
+    pub fn refund_of(&self, price_cents: i32) -> i64 {
+        i64::from(price_cents.max(0)) - self.kept_of(price_cents)
+    }
 }
 
 /// Performer names in the API's schema: 1 to 20 of them, each 1 to 100
@@ -270,6 +319,9 @@ pub struct NewEvent {
     pub starts_at: DateTime<Utc>,
     /// In the past: on sale at once.
     pub sale_opens_at: DateTime<Utc>,
+    /// Left out: fans cannot cancel.
+    #[serde(default)]
+    pub refund_policy: RefundPolicy,
     #[serde(default = "default_hold_ttl")]
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 3600, default = 480))]
     pub hold_ttl_seconds: i32,
@@ -395,7 +447,6 @@ pub struct CreatedEvent {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::Duration;
 
     fn event(starts_in: i64, opens_in: i64) -> Event {
         let now = Utc::now();
@@ -413,6 +464,7 @@ mod tests {
             queue_requires_verified_email: false,
             published: true,
             cancelled_at: None,
+            refund_policy: RefundPolicy::default(),
             tiers: vec![],
         }
     }

@@ -110,6 +110,44 @@ pub struct Booking {
     pub tickets: Vec<Ticket>,
 }
 
+/// `POST /bookings/{id}/cancel`: a fan cancelling tickets of their booking.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct CancelRequest {
+    /// The tickets to cancel; none means every valid ticket of the booking.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = ticket_list_schema))]
+    pub ticket_ids: Option<Vec<TicketId>>,
+}
+
+/// Up to 100 distinct tickets (a list naming one twice is refused).
+#[cfg(feature = "openapi")]
+pub(crate) fn ticket_list_schema() -> utoipa::openapi::schema::Array {
+    utoipa::openapi::schema::ArrayBuilder::new()
+        .schema_type(utoipa::openapi::schema::SchemaType::from_iter([utoipa::openapi::Type::Array, utoipa::openapi::Type::Null]))
+        .items(utoipa::openapi::ObjectBuilder::new().schema_type(utoipa::openapi::Type::String).format(Some(utoipa::openapi::SchemaFormat::KnownFormat(utoipa::openapi::KnownFormat::Uuid))))
+        .min_items(Some(1))
+        .max_items(Some(100))
+        .unique_items(true)
+        .description(Some("The tickets (distinct); leave it out for every live ticket of the booking"))
+        .build()
+}
+
+/// What a fan's cancellation did: the tickets it cancelled, the money on
+/// its way back and what the seller kept under the event's refund policy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Cancellation {
+    pub booking_id: BookingId,
+    pub status: BookingStatus,
+    pub cancelled: Vec<TicketId>,
+    pub refund_cents: i64,
+    pub kept_cents: i64,
+    /// Their seats, on sale again.
+    pub seats_released: Vec<String>,
+}
+
 /// Where a checkout stands (`GET /checkouts/{id}`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

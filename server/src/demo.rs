@@ -8,7 +8,7 @@ use chrono::{Duration, Utc};
 use frontrow_app::admin::layout_spec::{sections, templates};
 use frontrow_engine::accounts::NewUser;
 use frontrow_engine::{Engine, EngineError};
-use frontrow_model::{EventId, NewEvent, NewRow, NewSection, Role, TierPrice};
+use frontrow_model::{EventId, NewEvent, NewRow, NewSection, RefundPolicy, Role, TierPrice};
 
 /// What fans search an event by and read about it.
 struct Listing {
@@ -21,7 +21,16 @@ struct Listing {
     /// Starts in this many days.
     days: i64,
     notes: &'static str,
+    /// Whether and until when fans may cancel.
+    refund: RefundPolicy,
 }
+
+/// Fans may cancel until two days before, and get 90% back.
+const TWO_DAYS_LESS_TEN_PERCENT: RefundPolicy = RefundPolicy { cancel_until_hours: Some(48), keep_percent: 10, fee_cents: 0 };
+/// Fans may cancel until the day before, less €1.50 a ticket.
+const DAY_BEFORE_LESS_FEE: RefundPolicy = RefundPolicy { cancel_until_hours: Some(24), keep_percent: 0, fee_cents: 150 };
+/// No cancelling by fans.
+const FINAL_SALE: RefundPolicy = RefundPolicy { cancel_until_hours: None, keep_percent: 0, fee_cents: 0 };
 
 pub const DEMO_EVENT_NAME: &str = "The Midnight Aurora: World Tour";
 pub const DEMO_STADIUM_NAME: &str = "Summer Stadium Festival";
@@ -85,6 +94,7 @@ pub fn demo_event() -> NewEvent {
         performers: &["The Midnight Aurora"],
         days: 30,
         notes: "All ages; under-14s with an adult. Step-free entrance at gate C; wheelchair spaces on request.",
+        refund: TWO_DAYS_LESS_TEN_PERCENT,
     };
     on_sale(&listing, tiers, sections)
 }
@@ -105,6 +115,7 @@ fn on_sale(listing: &Listing, tiers: Vec<TierPrice>, sections: Vec<NewSection>) 
         notes: listing.notes.to_owned(),
         starts_at,
         sale_opens_at: Utc::now() - Duration::minutes(1),
+        refund_policy: listing.refund,
         hold_ttl_seconds: 480,
         max_seats_per_order: 8,
         waiting_room_enabled: false,
@@ -129,6 +140,7 @@ const SMALL_EVENTS: [(Listing, i32, i32, i32, i32, i64); 5] = [
             performers: &["The Quayside Players"],
             days: 21,
             notes: "Suitable for ages 12 and over. Running time 3 hours with one interval.",
+            refund: DAY_BEFORE_LESS_FEE,
         },
         12, 20, 4_800, 2_900, 0,
     ),
@@ -142,6 +154,7 @@ const SMALL_EVENTS: [(Listing, i32, i32, i32, i32, i64); 5] = [
             performers: &["Dee Moss", "Sam Okafor"],
             days: 10,
             notes: "Over-18s only: photo ID may be asked for at the door.",
+            refund: FINAL_SALE,
         },
         8, 15, 2_500, 1_800, 0,
     ),
@@ -155,6 +168,7 @@ const SMALL_EVENTS: [(Listing, i32, i32, i32, i32, i64); 5] = [
             performers: &["Riverside Rovers", "Northgate United"],
             days: 45,
             notes: "Away fans sit in the back rows. No bags larger than A4.",
+            refund: TWO_DAYS_LESS_TEN_PERCENT,
         },
         20, 30, 6_000, 3_500, 0,
     ),
@@ -168,6 +182,7 @@ const SMALL_EVENTS: [(Listing, i32, i32, i32, i32, i64); 5] = [
             performers: &["Ana Costa Quartet"],
             days: 90,
             notes: "Seated tables; the bar opens with the doors.",
+            refund: DAY_BEFORE_LESS_FEE,
         },
         6, 12, 5_500, 3_500, 14,
     ),
@@ -181,6 +196,7 @@ const SMALL_EVENTS: [(Listing, i32, i32, i32, i32, i64); 5] = [
             performers: &["Cirque Lumen"],
             days: 14,
             notes: "Every child needs a ticket. Ear defenders are lent at the entrance.",
+            refund: TWO_DAYS_LESS_TEN_PERCENT,
         },
         10, 24, 3_900, 2_400, 0,
     ),
@@ -232,6 +248,7 @@ pub fn stadium_event(name: &str, stadium: Stadium) -> Result<NewEvent, EngineErr
         performers: &["The Midnight Aurora", "Solar Tide"],
         days: 60,
         notes: "Standing floor for over-16s. Accessible platforms in every lower section.",
+        refund: FINAL_SALE,
     };
     Ok(NewEvent { name: name.to_owned(), stage: Some(template.stage), ..on_sale(&listing, tiers, seats) })
 }

@@ -37,6 +37,30 @@ fn number(field: &str, value: &str) -> Result<Option<i32>, AppError> {
     value.trim().parse().map(Some).map_err(|_| AppError::invalid(format!("{field} must be a whole number")))
 }
 
+/// An amount in euros as staff type it (`2.50`), in cents.
+#[cfg(feature = "ssr")]
+fn cents(field: &str, value: &str) -> Result<Option<i32>, AppError> {
+    if value.trim().is_empty() {
+        return Ok(None);
+    }
+    let euros: f64 = value.trim().parse().map_err(|_| AppError::invalid(format!("{field} must be an amount in euros, like 2.50")))?;
+    if !euros.is_finite() || !(0.0..=100_000.0).contains(&euros) {
+        return Err(AppError::invalid(format!("{field} must be 0 to 100000 euros")));
+    }
+    Ok(Some((euros * 100.0).round() as i32))
+}
+
+/// The cancellation terms from the event form (no hours: fans cannot
+/// cancel).
+#[cfg(feature = "ssr")]
+fn refund_policy(cancel_until_hours: &str, cancel_keep_percent: &str, cancel_fee: &str) -> Result<frontrow_model::RefundPolicy, AppError> {
+    Ok(frontrow_model::RefundPolicy {
+        cancel_until_hours: number("cancel_until_hours", cancel_until_hours)?,
+        keep_percent: number("cancel_keep_percent", cancel_keep_percent)?.unwrap_or(0),
+        fee_cents: cents("cancel_fee", cancel_fee)?.unwrap_or(0),
+    })
+}
+
 /// Performers as staff type them, one a line (a name may hold a comma).
 #[cfg(feature = "ssr")]
 fn performers(value: &str) -> Vec<String> {
@@ -62,6 +86,9 @@ pub async fn create_event(
     max_seats_per_order: String,
     layout_id: LayoutId,
     prices: String,
+    cancel_until_hours: String,
+    cancel_keep_percent: String,
+    cancel_fee: String,
     published: Option<String>,
 ) -> Result<EventId, AppError> {
     let (engine, user) = staff().await?;
@@ -86,6 +113,7 @@ pub async fn create_event(
         notes,
         starts_at: utc("starts_at", &starts_at)?.ok_or_else(|| AppError::invalid("starts_at is required"))?,
         sale_opens_at: utc("sale_opens_at", &sale_opens_at)?.unwrap_or_else(chrono::Utc::now),
+        refund_policy: refund_policy(&cancel_until_hours, &cancel_keep_percent, &cancel_fee)?,
         hold_ttl_seconds: number("hold_ttl_seconds", &hold_ttl_seconds)?.unwrap_or(480),
         max_seats_per_order: number("max_seats_per_order", &max_seats_per_order)?.unwrap_or(8),
         waiting_room_enabled: false,
@@ -116,6 +144,9 @@ pub async fn update_event(
     sale_opens_at: String,
     hold_ttl_seconds: String,
     max_seats_per_order: String,
+    cancel_until_hours: String,
+    cancel_keep_percent: String,
+    cancel_fee: String,
     published: Option<String>,
 ) -> Result<(), AppError> {
     let (engine, user) = staff().await?;
@@ -133,6 +164,7 @@ pub async fn update_event(
         hold_ttl_seconds: number("hold_ttl_seconds", &hold_ttl_seconds)?,
         max_seats_per_order: number("max_seats_per_order", &max_seats_per_order)?,
         published: Some(published.is_some()),
+        refund_policy: Some(refund_policy(&cancel_until_hours, &cancel_keep_percent, &cancel_fee)?),
     };
     engine.update_event(user.user_id, event_id, &changes).await?;
     back_to(&format!("/admin/events/{event_id}?saved=1"));

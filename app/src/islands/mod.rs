@@ -5,11 +5,13 @@
 //! in the browser; what they do there lives in [`crate::client`].
 
 mod auth;
+mod cancel;
 mod checkout;
 mod map_tools;
 mod picker;
 
 pub use auth::{AuthForm, SignOutButton};
+pub use cancel::CancelPanel;
 pub use checkout::CheckoutWatcher;
 pub use map_tools::MapTools;
 pub use picker::SeatPicker;

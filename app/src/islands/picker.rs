@@ -85,6 +85,7 @@ pub fn SeatPicker(props: PickerProps) -> impl IntoView {
         })
     };
 
+    let terms = StoredValue::new(props.refund_terms.clone());
     let hold_view = move |h: HoldInfo| {
         let pay_label = format!("Pay {}", money(h.total_cents));
         view! {
@@ -98,6 +99,7 @@ pub fn SeatPicker(props: PickerProps) -> impl IntoView {
                 {h.labels.iter().map(|l| view! { <li>{l.clone()}</li> }).collect_view()}
             </ul>
             <p class="total">"Total " <strong>{money(h.total_cents)}</strong></p>
+            <p class="refund-terms hint">{terms.get_value()}</p>
             <fieldset class="cards">
                 <legend>"Pay with a test card"</legend>
                 {TEST_CARDS.iter().map(|(token, label)| {

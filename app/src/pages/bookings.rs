@@ -7,7 +7,7 @@ use leptos_meta::Title;
 
 use super::{long_date, param, redirect, short_date, status_word, NotFound};
 use crate::format::money;
-use crate::islands::{CheckoutWatcher, SignOutButton};
+use crate::islands::{CancelPanel, CheckoutWatcher, SignOutButton};
 use crate::props::*;
 use super::load_viewer;
 
@@ -34,7 +34,18 @@ pub async fn load_booking(booking_id: String) -> Result<Option<BookingView>, App
         })
         .collect();
     let holder = engine.holder_name(id).await?;
-    Ok(Some(BookingView { event: (*board.event).clone(), booking, tickets, holder }))
+    let event = (*board.event).clone();
+    // The terms concern the fan who bought online, while they have tickets
+    // of an event still on; cancelling is offered while the policy allows
+    // (the engine decides again, by the database's clock, when they ask).
+    let now = chrono::Utc::now();
+    let terms_apply = booking.channel == frontrow_model::Channel::Online
+        && engine.booking_owner(id).await? == user.user_id
+        && event.cancelled_at.is_none()
+        && booking.tickets.iter().any(|t| t.state == TicketState::Valid);
+    let cancel_open = terms_apply && event.refund_policy.deadline(event.starts_at).is_some_and(|deadline| now < deadline);
+    let refund_terms = terms_apply.then(|| crate::format::refund_terms(&event.refund_policy, event.starts_at, now));
+    Ok(Some(BookingView { event, booking, tickets, holder, refund_terms, cancel_open }))
 }
 
 /// `None` when nobody is signed in.
@@ -133,7 +144,17 @@ fn ticket_state_word(state: TicketState) -> &'static str {
 
 #[component]
 fn BookingDetails(view: BookingView) -> impl IntoView {
-    let BookingView { booking, event, tickets, holder } = view;
+    let BookingView { booking, event, tickets, holder, refund_terms, cancel_open } = view;
+    let cancellable: Vec<CancellableTicket> = tickets
+        .iter()
+        .filter(|t| t.ticket.state == TicketState::Valid)
+        .map(|t| CancellableTicket {
+            ticket_id: t.ticket.ticket_id,
+            seat_label: t.seat_label.clone(),
+            refund_cents: event.refund_policy.refund_of(t.ticket.price_cents),
+        })
+        .collect();
+    let booking_id = booking.booking_id;
     let print = format!("/bookings/{}/print", booking.booking_id);
     let status = status_word(booking.status).replace('_', " ");
     let status = if booking.status == BookingStatus::Cancelled { "cancelled, refunded".to_owned() } else { status };
@@ -165,6 +186,8 @@ fn BookingDetails(view: BookingView) -> impl IntoView {
                     </li>
                 }).collect_view()}
             </ul>
+            {refund_terms.map(|terms| view! { <p class="refund-terms" id="refund-terms">{terms}</p> })}
+            {cancel_open.then(|| view! { <CancelPanel booking_id tickets=cancellable/> })}
         </section>
     }
 }

@@ -8,7 +8,7 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
 use super::{long_date, param, redirect, set_status, short_date, status_word, NotFound};
-use crate::format::{availability, grouped, money, section_label};
+use crate::format::{availability, grouped, money, refund_terms, section_label};
 use crate::islands::{MapTools, SeatPicker};
 use crate::props::*;
 
@@ -232,6 +232,7 @@ fn EventView(data: EventPageData) -> impl IntoView {
         server_now_ms: data.server_now_ms,
         admission_token: data.admission_token,
         queue_token: data.queue_token,
+        refund_terms: refund_terms(&event.refund_policy, event.starts_at, chrono::Utc::now()),
     };
     let title = match &data.shown {
         Shown::Section(place) if place.standing => format!("Standing area {} · {}", place.name, event.name),
@@ -305,6 +306,10 @@ fn EventFacts(event: frontrow_model::Event) -> impl IntoView {
             <dd>{event.kind}</dd>
             <dt>"Prices"</dt>
             <dd>{prices}</dd>
+            {event.cancelled_at.is_none().then(|| view! {
+                <dt>"Cancelling"</dt>
+                <dd class="refund-terms">{refund_terms(&event.refund_policy, event.starts_at, chrono::Utc::now())}</dd>
+            })}
             {(!details.notes.is_empty()).then(|| view! { <dt>"Good to know"</dt> <dd class="notes">{details.notes}</dd> })}
             <dt>"Share"</dt>
             <dd><a class="share-link" rel="bookmark" href=href>{link}</a></dd>

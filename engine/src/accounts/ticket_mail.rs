@@ -88,7 +88,7 @@ pub(crate) async fn compose(pool: &PgPool, booking_id: BookingId, kind: MailKind
         MailKind::Refund | MailKind::EventCancelled => {
             let refund_id: Uuid = about.parse().map_err(|_| EngineError::Internal(format!("mail about {about:?} names no refund")))?;
             let r = sqlx::query!(
-                r#"SELECT r.amount_cents, coalesce(array_agg(t.seat_id ORDER BY t.seat_id) FILTER (WHERE t.seat_id IS NOT NULL), '{}') AS "seats!"
+                r#"SELECT r.amount_cents, r.kept_cents, r.kind::text = 'fan' AS "by_fan!", coalesce(array_agg(t.seat_id ORDER BY t.seat_id) FILTER (WHERE t.seat_id IS NOT NULL), '{}') AS "seats!"
                      FROM refunds r LEFT JOIN tickets t ON t.ticket_id = ANY (r.ticket_ids)
                     WHERE r.refund_id = $1 GROUP BY r.refund_id"#,
                 refund_id
@@ -101,10 +101,18 @@ pub(crate) async fn compose(pool: &PgPool, booking_id: BookingId, kind: MailKind
                     format!("{} is cancelled: your money is on its way back", b.event_name),
                     format!("We are sorry: {} on {} has been cancelled, and your tickets with it.", b.event_name, when(b.starts_at)),
                 ),
+                _ if r.by_fan => (format!("Cancelled: your tickets for {}", b.event_name), format!("You cancelled tickets for {}.", b.event_name)),
                 _ => (format!("Refund for {}", b.event_name), format!("Your tickets for {} were cancelled as asked.", b.event_name)),
             };
             let mut body = format!("Hello {},\n\n{opening}\n\n", b.holder);
-            let _ = writeln!(body, "Refunded: {}, the way you paid (seats {}).", money(r.amount_cents), r.seats.join(", "));
+            match r.amount_cents {
+                0 => writeln!(body, "Nothing was refunded for them (seats {}).", r.seats.join(", ")),
+                amount => writeln!(body, "Refunded: {}, the way you paid (seats {}).", money(amount), r.seats.join(", ")),
+            }
+            .ok();
+            if r.kept_cents > 0 {
+                let _ = writeln!(body, "Under the event's cancellation terms the seller kept {}.", money(r.kept_cents));
+            }
             let _ = write!(body, "\nYour booking: {link}\n");
             Ok(Some(Mail::text(b.to, subject, body)))
         }

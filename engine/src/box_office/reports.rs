@@ -89,16 +89,18 @@ impl Engine {
         Ok(out)
     }
 
-    /// Tickets sold and money taken (refunds deducted), per tier, section or day.
+    /// Tickets sold and money taken (refunds deducted, what the seller kept
+    /// of a fan's cancellation counted), per tier, section or day.
     pub async fn sales_summary_csv(&self, staff: &User, event_id: EventId, by: SalesBy) -> Result<String> {
         require_staff(staff)?;
         self.event(event_id).await?;
         let rows = sqlx::query!(
             r#"SELECT CASE $2 WHEN 'tier' THEN s.tier WHEN 'section' THEN s.section
                               ELSE to_char(b.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') END AS "key!",
-                      count(*) AS "tickets!", coalesce(sum(t.price_cents), 0)::bigint AS "revenue!"
+                      count(*) FILTER (WHERE t.voided_at IS NULL) AS "tickets!",
+                      coalesce(sum(CASE WHEN t.voided_at IS NULL THEN t.price_cents ELSE t.kept_cents END), 0)::bigint AS "revenue!"
                FROM tickets t JOIN bookings b USING (booking_id) JOIN seats s ON s.event_id = t.event_id AND s.seat_id = t.seat_id
-               WHERE t.event_id = $1 AND t.voided_at IS NULL GROUP BY 1 ORDER BY 1"#,
+               WHERE t.event_id = $1 AND (t.voided_at IS NULL OR t.kept_cents > 0) GROUP BY 1 ORDER BY 1"#,
             event_id.as_uuid(),
             word(&by),
         )

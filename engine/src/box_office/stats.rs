@@ -15,10 +15,10 @@ impl Engine {
         let board = self.board().snapshot(event_id).await?;
         let pool = self.pool();
         let money = sqlx::query!(
-            r#"SELECT s.tier, coalesce(sum(t.price_cents), 0)::bigint AS "revenue!",
+            r#"SELECT s.tier, coalesce(sum(CASE WHEN t.voided_at IS NULL THEN t.price_cents ELSE t.kept_cents END), 0)::bigint AS "revenue!",
                       count(*) FILTER (WHERE t.state = 'checked_in') AS "checked_in!"
                FROM tickets t JOIN seats s USING (event_id, seat_id)
-               WHERE t.event_id = $1 AND t.voided_at IS NULL GROUP BY s.tier"#,
+               WHERE t.event_id = $1 AND (t.voided_at IS NULL OR t.kept_cents > 0) GROUP BY s.tier"#,
             event_id.as_uuid()
         )
         .fetch_all(pool)

@@ -10,7 +10,7 @@
 //! once and its seat comes back once; a refund the provider has not
 //! confirmed is retried by reconciliation.
 
-use frontrow_model::{BookingId, BookingStatus, EventId, IdempotencyKey, RefundRequest, RefundResult, TicketId, User, UserId};
+use frontrow_model::{BookingId, BookingStatus, EventId, IdempotencyKey, RefundPolicy, RefundRequest, RefundResult, TicketId, User, UserId};
 use serde::Serialize;
 use sqlx::PgConnection;
 use uuid::Uuid;
@@ -27,13 +27,16 @@ use crate::Engine;
 /// Why money goes back (`refunds.kind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::Type)]
 #[sqlx(type_name = "refund_kind", rename_all = "snake_case")]
-enum RefundKind {
+pub(super) enum RefundKind {
     Staff,
     Cancel,
+    /// A fan cancelling under the event's refund policy.
+    Fan,
 }
 
 /// A ticket a refund or cancellation just took back.
 struct TakenBack {
+    ticket_id: Uuid,
     seat_id: String,
     price_cents: i32,
 }
@@ -48,78 +51,39 @@ impl Engine {
         check_text("reason", &request.reason, 500)?;
         let hash = sha256_hex(serde_json::to_string(&(booking_id, &request.ticket_ids, &request.reason)).unwrap_or_default().as_bytes());
         let mut tx = crate::db::begin(self.pool()).await?;
-        if let Some(answer) = replay(&mut tx, staff.user_id, key, &hash).await? {
-            return Ok(answer);
-        }
         let booking = sqlx::query!("SELECT event_id FROM bookings WHERE booking_id = $1 FOR UPDATE", booking_id.as_uuid())
         .fetch_optional(&mut *tx)
         .await?
         .ok_or(EngineError::NotFound)?;
-        let tickets = sqlx::query!(
-            r#"SELECT ticket_id, state AS "state: frontrow_model::TicketState" FROM tickets WHERE booking_id = $1"#,
-            booking_id.as_uuid()
-        )
-        .fetch_all(&mut *tx)
-        .await?;
-        use frontrow_model::TicketState as T;
-        let wanted: Vec<TicketId> = match &request.ticket_ids {
-            Some(ids) => {
-                if ids.is_empty() {
-                    return Err(EngineError::invalid("ticket_ids, when given, must name at least one ticket"));
-                }
-                let distinct: std::collections::HashSet<&TicketId> = ids.iter().collect();
-                if distinct.len() != ids.len() {
-                    return Err(EngineError::invalid("ticket_ids names a ticket more than once"));
-                }
-                for id in ids {
-                    match tickets.iter().find(|t| TicketId::from(t.ticket_id) == *id) {
-                        None => return Err(EngineError::invalid(format!("ticket {id} is not part of this booking"))),
-                        Some(t) if t.state == T::CheckedIn => return Err(EngineError::TicketUsed),
-                        Some(t) if matches!(t.state, T::Refunded | T::Void) => return Err(EngineError::AlreadyRefunded),
-                        Some(_) => {}
-                    }
-                }
-                ids.clone()
-            }
-            None => {
-                if tickets.iter().any(|t| t.state == T::CheckedIn) {
-                    return Err(EngineError::TicketUsed);
-                }
-                tickets.iter().filter(|t| t.state == T::Valid).map(|t| TicketId::from(t.ticket_id)).collect()
-            }
-        };
-        if wanted.is_empty() {
-            return Err(EngineError::AlreadyRefunded);
+        // A request with this key answered before (or while this waited for
+        // the lock) gets that answer.
+        if let Some(answer) = replay(&mut tx, staff.user_id, key, &hash).await? {
+            return Ok(answer);
         }
-        let refunded = void_tickets(&mut tx, booking_id, &wanted, frontrow_model::TicketState::Refunded).await?;
-        if refunded.len() != wanted.len() {
-            // The booking row is locked against other refunds and the
-            // cancellation, but not against the door: a ticket was checked
-            // in between the read above and this change. Nothing is changed
-            // (the transaction is dropped); the ticket is used.
-            return Err(EngineError::TicketUsed);
-        }
-        let seat_ids: Vec<String> = refunded.iter().map(|t| t.seat_id.clone()).collect();
-        let seats_released = seats::free_sold(&mut tx, booking_id, &seat_ids, Some(staff.user_id), Unsold::Refund).await?;
-        let amount: i64 = refunded.iter().map(|t| i64::from(t.price_cents)).sum();
-        let status = settle_booking(&mut tx, booking_id, amount, BookingStatus::Refunded).await?;
-        let refund_id =
-            record_refund(&mut tx, booking_id, RefundKind::Staff, amount, &wanted, Some(staff.user_id), &request.reason).await?;
+        let wanted = chosen_tickets(&mut tx, booking_id, request.ticket_ids.as_deref()).await?;
+        let taken = take_back(&mut tx, booking_id, &wanted, Some(staff.user_id), RefundKind::Staff, &RefundPolicy::FULL, &request.reason).await?;
         changelog::record(
             &mut tx,
             Some(booking.event_id.into()),
             staff.user_id,
             "refund",
-            &seat_ids,
-            &format!("booking {booking_id}, {} cents: {}", amount, request.reason.trim()),
+            &taken.seat_ids,
+            &format!("booking {booking_id}, {} cents: {}", taken.refund_cents, request.reason.trim()),
         )
         .await?;
-        let answer = RefundResult { booking_id, status, refunded_cents: booking_refunded(&mut tx, booking_id).await?, seats_released };
+        let answer = RefundResult {
+            booking_id,
+            status: taken.status,
+            refunded_cents: booking_refunded(&mut tx, booking_id).await?,
+            seats_released: taken.seats_released,
+        };
         remember(&mut tx, staff.user_id, key, &hash, &answer).await?;
         tx.commit().await?;
         self.board().seats_written();
         metrics::counter!("frontrow_refunds_total").increment(1);
-        self.send_refund(refund_id).await;
+        if let Some(refund_id) = taken.refund_id {
+            self.send_refund(refund_id).await;
+        }
         Ok(answer)
     }
 
@@ -206,7 +170,7 @@ impl Engine {
             settle_booking(&mut tx, booking_id, amount, BookingStatus::Cancelled).await?;
             let refund = match amount {
                 0 => None,
-                _ => Some(record_refund(&mut tx, booking_id, RefundKind::Cancel, amount, &live, None, "event cancelled").await?),
+                _ => Some(record_refund(&mut tx, booking_id, RefundKind::Cancel, (amount, 0), &live, None, "event cancelled").await?),
             };
             tx.commit().await?;
             self.board().seats_written();
@@ -220,11 +184,108 @@ impl Engine {
 
     /// Asks the provider for a recorded refund; a failure leaves it pending
     /// for reconciliation to retry.
-    async fn send_refund(&self, refund_id: Uuid) {
+    pub(super) async fn send_refund(&self, refund_id: Uuid) {
         if let Err(e) = attempt_refund(self, refund_id).await {
             tracing::warn!(%refund_id, error = %e, "refund not completed yet; reconciliation will retry");
         }
     }
+}
+
+/// Tickets of the booking to take back: those asked for (each must be
+/// part of it, valid, and named once), or every valid one. A checked-in
+/// ticket is refused, whether named or part of the whole booking.
+pub(super) async fn chosen_tickets(conn: &mut PgConnection, booking_id: BookingId, asked: Option<&[TicketId]>) -> Result<Vec<TicketId>> {
+    use frontrow_model::TicketState as T;
+    let tickets = sqlx::query!(
+        r#"SELECT ticket_id, state AS "state: frontrow_model::TicketState" FROM tickets WHERE booking_id = $1"#,
+        booking_id.as_uuid()
+    )
+    .fetch_all(conn)
+    .await?;
+    let wanted: Vec<TicketId> = match asked {
+        Some(ids) => {
+            if ids.is_empty() {
+                return Err(EngineError::invalid("ticket_ids, when given, must name at least one ticket"));
+            }
+            let distinct: std::collections::HashSet<&TicketId> = ids.iter().collect();
+            if distinct.len() != ids.len() {
+                return Err(EngineError::invalid("ticket_ids names a ticket more than once"));
+            }
+            for id in ids {
+                match tickets.iter().find(|t| TicketId::from(t.ticket_id) == *id) {
+                    None => return Err(EngineError::NoSuch(format!("ticket {id} is not part of this booking"))),
+                    Some(t) if t.state == T::CheckedIn => return Err(EngineError::TicketUsed),
+                    Some(t) if matches!(t.state, T::Refunded | T::Void) => return Err(EngineError::AlreadyRefunded),
+                    Some(_) => {}
+                }
+            }
+            ids.to_vec()
+        }
+        None => {
+            if tickets.iter().any(|t| t.state == T::CheckedIn) {
+                return Err(EngineError::TicketUsed);
+            }
+            tickets.iter().filter(|t| t.state == T::Valid).map(|t| TicketId::from(t.ticket_id)).collect()
+        }
+    };
+    if wanted.is_empty() {
+        return Err(EngineError::AlreadyRefunded);
+    }
+    Ok(wanted)
+}
+
+/// What taking tickets back did.
+pub(super) struct TakeBack {
+    pub seat_ids: Vec<String>,
+    pub seats_released: Vec<String>,
+    pub refund_cents: i64,
+    pub kept_cents: i64,
+    pub status: BookingStatus,
+    /// The refund to send (none when nothing is owed).
+    pub refund_id: Option<Uuid>,
+}
+
+/// Turns the valid tickets `wanted` refunded, puts their seats back on
+/// sale and records the refund (each ticket's price less what `terms` let
+/// the seller keep), all in the caller's transaction.
+pub(super) async fn take_back(
+    tx: &mut PgConnection,
+    booking_id: BookingId,
+    wanted: &[TicketId],
+    actor: Option<UserId>,
+    kind: RefundKind,
+    terms: &RefundPolicy,
+    reason: &str,
+) -> Result<TakeBack> {
+    let taken = void_tickets(&mut *tx, booking_id, wanted, frontrow_model::TicketState::Refunded).await?;
+    if taken.len() != wanted.len() {
+        // The booking row is locked against other refunds and the
+        // cancellation, but not against the door: a ticket was checked in
+        // between the caller's read and this change. The caller's
+        // transaction is dropped: nothing is changed; the ticket is used.
+        return Err(EngineError::TicketUsed);
+    }
+    let seat_ids: Vec<String> = taken.iter().map(|t| t.seat_id.clone()).collect();
+    let seats_released = seats::free_sold(&mut *tx, booking_id, &seat_ids, actor, Unsold::Refund).await?;
+    let kept_each: Vec<i64> = taken.iter().map(|t| terms.kept_of(t.price_cents)).collect();
+    if kept_each.iter().any(|k| *k > 0) {
+        let ids: Vec<Uuid> = taken.iter().map(|t| t.ticket_id).collect();
+        sqlx::query!(
+            "UPDATE tickets t SET kept_cents = k.kept FROM UNNEST($1::uuid[], $2::int8[]) AS k(ticket_id, kept) WHERE t.ticket_id = k.ticket_id",
+            &ids,
+            &kept_each,
+        )
+        .execute(&mut *tx)
+        .await?;
+    }
+    let kept: i64 = kept_each.iter().sum();
+    let refund_cents: i64 = taken.iter().map(|t| i64::from(t.price_cents)).sum::<i64>() - kept;
+    let status = settle_booking(&mut *tx, booking_id, refund_cents, BookingStatus::Refunded).await?;
+    let refund_id = record_refund(&mut *tx, booking_id, kind, (refund_cents, kept), wanted, actor, reason).await?;
+    // Nothing owed (free tickets, or all of it kept): the refund is recorded
+    // settled (it is the buyer's mail and the books' line), not sent.
+    let refund_id = (refund_cents > 0).then_some(refund_id);
+    Ok(TakeBack { seat_ids, seats_released, refund_cents, kept_cents: kept, status, refund_id })
 }
 
 /// Turns live tickets of the booking `to` refunded or void (each at most
@@ -235,7 +296,7 @@ async fn void_tickets(conn: &mut PgConnection, booking_id: BookingId, ticket_ids
         r#"UPDATE tickets SET state = $3::ticket_state, voided_at = now()
             WHERE booking_id = $1 AND ticket_id = ANY($2) AND state IN ('valid', 'checked_in')
               AND ($3::ticket_state = 'void' OR state = 'valid')
-        RETURNING seat_id, price_cents"#,
+        RETURNING ticket_id, seat_id, price_cents"#,
         booking_id.as_uuid(),
         ticket_ids as &[TicketId],
         to as frontrow_model::TicketState,
@@ -269,15 +330,16 @@ async fn record_refund(
     conn: &mut PgConnection,
     booking_id: BookingId,
     kind: RefundKind,
-    amount: i64,
+    (amount, kept): (i64, i64),
     ticket_ids: &[TicketId],
     actor: Option<UserId>,
     reason: &str,
 ) -> Result<Uuid> {
     let refund_id = Uuid::new_v4();
     let inserted = sqlx::query!(
-        r#"INSERT INTO refunds (refund_id, payment_id, amount_cents, reason, kind, booking_id, ticket_ids, actor_id)
-           SELECT $1, pi.payment_id, $2, $3, $4, $5, $6, $7
+        r#"INSERT INTO refunds (refund_id, payment_id, amount_cents, reason, kind, booking_id, ticket_ids, actor_id, kept_cents, status)
+           SELECT $1, pi.payment_id, $2::bigint, $3, $4, $5, $6, $7, $8,
+                  CASE WHEN $2::bigint = 0 THEN 'succeeded' ELSE 'pending' END::refund_state
              FROM checkouts c JOIN payment_intents pi USING (checkout_id)
             WHERE c.booking_id = $5"#,
         refund_id,
@@ -287,6 +349,7 @@ async fn record_refund(
         booking_id.as_uuid(),
         ticket_ids as &[TicketId],
         actor.map(|id| id.as_uuid()),
+        kept,
     )
     .execute(conn)
     .await?;
@@ -298,7 +361,7 @@ async fn record_refund(
 
 /// The stored answer to this staff member's request with `key`, if any
 /// (409 if the key was used for another request).
-async fn replay<T: serde::de::DeserializeOwned>(conn: &mut PgConnection, user_id: UserId, key: &IdempotencyKey, hash: &str) -> Result<Option<T>> {
+pub(super) async fn replay<T: serde::de::DeserializeOwned>(conn: &mut PgConnection, user_id: UserId, key: &IdempotencyKey, hash: &str) -> Result<Option<T>> {
     let stored = sqlx::query!(
         "SELECT request_hash, response FROM staff_requests WHERE user_id = $1 AND idempotency_key = $2",
         user_id.as_uuid(),
@@ -315,7 +378,7 @@ async fn replay<T: serde::de::DeserializeOwned>(conn: &mut PgConnection, user_id
 
 /// Stores the answer to this request with `key` (in the transaction that
 /// made the change, so a retry after a crash finds either both or neither).
-async fn remember<T: Serialize>(conn: &mut PgConnection, user_id: UserId, key: &IdempotencyKey, hash: &str, answer: &T) -> Result<()> {
+pub(super) async fn remember<T: Serialize>(conn: &mut PgConnection, user_id: UserId, key: &IdempotencyKey, hash: &str, answer: &T) -> Result<()> {
     let response = serde_json::to_value(answer).map_err(|e| EngineError::Internal(format!("storing an answer: {e}")))?;
     let stored = sqlx::query!(
         r#"INSERT INTO staff_requests (user_id, idempotency_key, request_hash, response) VALUES ($1, $2, $3, $4)

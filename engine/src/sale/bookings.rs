@@ -13,14 +13,19 @@ impl Engine {
     /// A booking as its owner or staff may see it; anyone else is told it
     /// does not exist.
     pub async fn booking_for(&self, viewer: &User, booking_id: BookingId) -> Result<Booking> {
-        let owner = sqlx::query_scalar!("SELECT user_id FROM bookings WHERE booking_id = $1", booking_id.as_uuid())
-            .fetch_optional(self.pool())
-            .await?
-            .ok_or(EngineError::NotFound)?;
-        if UserId::from(owner) != viewer.user_id && !viewer.role.is_staff() {
+        if self.booking_owner(booking_id).await? != viewer.user_id && !viewer.role.is_staff() {
             return Err(EngineError::NotFound);
         }
         load(&mut *self.pool().acquire().await?, &[booking_id]).await?.pop().ok_or(EngineError::NotFound)
+    }
+
+    /// The account the booking belongs to (the seller's, for a counter sale).
+    pub async fn booking_owner(&self, booking_id: BookingId) -> Result<UserId> {
+        sqlx::query_scalar!("SELECT user_id FROM bookings WHERE booking_id = $1", booking_id.as_uuid())
+            .fetch_optional(self.pool())
+            .await?
+            .map(UserId::from)
+            .ok_or(EngineError::NotFound)
     }
 
     /// The name tickets of the booking are made out to: the buyer's at the

@@ -7,7 +7,7 @@ use axum::Json;
 use frontrow_engine::sale::checkout::CheckoutRequest;
 use frontrow_engine::{Admission, Held};
 use frontrow_model::{
-    Booking, BookingId, CheckoutAnswer, CheckoutId, CheckoutView, ErrorKind, EventId, Hold, HoldId, HoldStatus, HoldToken, IdempotencyKey, PaymentToken, SeatId, StandingPlaces, User,
+    Booking, BookingId, CancelRequest, Cancellation, CheckoutAnswer, CheckoutId, CheckoutView, ErrorKind, EventId, Hold, HoldId, HoldStatus, HoldToken, IdempotencyKey, PaymentToken, SeatId, StandingPlaces, User,
 };
 use serde::Deserialize;
 use tower_sessions::Session;
@@ -222,4 +222,22 @@ pub async fn get_checkout(State(state): State<AppState>, CurrentUser(user): Curr
     responses((status = 200, body = Booking)))]
 pub async fn get_booking(State(state): State<AppState>, CurrentUser(user): CurrentUser, IdPath(id): IdPath<BookingId>) -> ApiResult<Json<Booking>> {
     Ok(Json(state.engine.booking_for(&user, id).await?))
+}
+
+/// A fan cancels tickets of their booking (`ticket_ids`, or every valid
+/// one) while the event's refund policy allows: each comes back at its
+/// price less what the policy keeps, once, however often this is sent.
+#[utoipa::path(post, path = "/api/v1/bookings/{booking_id}/cancel",
+    params(("booking_id" = Uuid, Path), ("Idempotency-Key" = String, Header, min_length = 1, max_length = 255, pattern = "^[!-~]+$")),
+    request_body = CancelRequest, security(("session" = [])),
+    responses((status = 200, body = Cancellation),
+              (status = 409, description = "cancellation_not_offered, cancellation_closed (with closed_at), already_refunded or ticket_used", body = AppError)))]
+pub async fn cancel_tickets(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    IdPath(id): IdPath<BookingId>,
+    KeyHeader(key): KeyHeader,
+    ApiJson(body): ApiJson<CancelRequest>,
+) -> ApiResult<Json<Cancellation>> {
+    Ok(Json(state.engine.cancel_tickets(&user, id, &body, &key).await?))
 }

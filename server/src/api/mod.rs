@@ -37,7 +37,7 @@ pub const SESSION_COOKIE: &str = "frontrow_session";
     paths(
         auth::signup, auth::login, auth::logout, auth::me, auth::my_bookings, auth::send_email_code, auth::confirm_email_code,
         catalogue::list_events, catalogue::event_detail, catalogue::seats, live::live,
-        holds::create_hold, holds::hold_best, holds::hold_places, holds::get_hold, holds::release_hold, holds::checkout, holds::get_checkout, holds::get_booking,
+        holds::create_hold, holds::hold_best, holds::hold_places, holds::get_hold, holds::release_hold, holds::checkout, holds::get_checkout, holds::get_booking, holds::cancel_tickets,
         admin::create_event, admin::list_events, admin::update_event, admin::cancel_event, admin::audit_event, admin::event_stats,
         admin::block_seats, admin::unblock_seats, admin::release_hold, admin::counter_sale, admin::find_bookings,
         admin::refund_booking, admin::resend_tickets, admin::booking_mails, admin::check_in, admin::payments, admin::settle_payment,
@@ -144,6 +144,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/api/v1/events/{event_id}/holds/best", post(holds::hold_best))
         .route("/api/v1/events/{event_id}/holds/standing", post(holds::hold_places))
         .route("/api/v1/holds/{hold_id}/checkout", post(holds::checkout))
+        .route("/api/v1/bookings/{booking_id}/cancel", post(holds::cancel_tickets))
         .route("/api/v1/events/{event_id}/queue", post(queue::join))
         .route("/api/v1/events/{event_id}/queue/{queue_token}", get(queue::status))
         .route("/api/v1/me/email-code", post(auth::send_email_code))

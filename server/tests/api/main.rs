@@ -8,6 +8,7 @@ mod accounts_and_ops;
 mod api_errors;
 mod best_available;
 mod box_office;
+mod cancellation;
 mod catalogue;
 mod checkout;
 mod crash;

@@ -1,7 +1,7 @@
 //! The staff home (events with live figures, what needs attention), a new
 //! event, and one event's settings, waiting room and cancellation.
 
-use frontrow_model::{AppError, AttentionState, AuditReport, Event, EventId, Layout, PaymentAttention, QueueStats, StaffEventLine, CATEGORIES};
+use frontrow_model::{AppError, AttentionState, AuditReport, Event, EventId, Layout, PaymentAttention, QueueStats, RefundPolicy, StaffEventLine, CATEGORIES};
 use leptos::prelude::*;
 use leptos::server_fn::ServerFn;
 use serde::{Deserialize, Serialize};
@@ -140,6 +140,23 @@ fn EventDetailFields(event: Option<Event>) -> impl IntoView {
     }
 }
 
+/// Whether and until when fans may cancel, and what the seller keeps.
+#[component]
+fn RefundPolicyFields(policy: RefundPolicy) -> impl IntoView {
+    let fee = (policy.fee_cents > 0).then(|| format!("{}.{:02}", policy.fee_cents / 100, policy.fee_cents % 100));
+    view! {
+        <fieldset class="refund-policy">
+            <legend>"Cancelling by fans"</legend>
+            <label>"Fans may cancel until (hours before the start; empty: they cannot cancel)"
+                <input type="number" name="cancel_until_hours" min="0" max="8760" value=policy.cancel_until_hours.map(|h| h.to_string())/></label>
+            <label>"The seller keeps (% of each ticket's price)"
+                <input type="number" name="cancel_keep_percent" min="0" max="100" value=policy.keep_percent.to_string()/></label>
+            <label>"and a fee per ticket (€)"
+                <input name="cancel_fee" inputmode="decimal" value=fee placeholder="0.00"/></label>
+        </fieldset>
+    }
+}
+
 #[component]
 fn NewEventForm(layouts: Vec<Layout>) -> impl IntoView {
     if layouts.is_empty() {
@@ -163,6 +180,7 @@ fn NewEventForm(layouts: Vec<Layout>) -> impl IntoView {
                 <textarea name="prices" rows="4" required aria-describedby="prices-hint"></textarea>
             </label>
             <p class="hint" id="prices-hint">{hint}</p>
+            <RefundPolicyFields policy=RefundPolicy::default()/>
             <label class="check"><input type="checkbox" name="published" checked/> "Published (fans can see it)"</label>
             <button class="primary" type="submit">"Create event"</button>
         </form>
@@ -243,6 +261,7 @@ fn EventSettings(data: StaffEvent) -> impl IntoView {
                     <label>"Sale opens (UTC)" <input type="datetime-local" name="sale_opens_at" value=local_input(event.sale_opens_at) required/></label>
                     <label>"Hold time (seconds)" <input type="number" name="hold_ttl_seconds" value=event.hold_ttl_seconds min="1" max="3600"/></label>
                     <label>"Seats per order" <input type="number" name="max_seats_per_order" value=event.max_seats_per_order min="1" max="50"/></label>
+                    <RefundPolicyFields policy=event.refund_policy/>
                     <label class="check"><input type="checkbox" name="published" checked=event.published/> "Published (fans can see it)"</label>
                     <button class="primary" type="submit">"Save"</button>
                 </form>

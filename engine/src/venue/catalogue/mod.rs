@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
 use frontrow_model::{
-    CreatedEvent, Event, EventChanges, EventDetails, EventId, EventPage, EventSearch, EventStatus, EventSummary, NewEvent, SeatKind, SeatStatus, StaffEventLine, TierPrice, UserId,
+    CreatedEvent, Event, EventChanges, EventDetails, EventId, EventPage, EventSearch, EventStatus, EventSummary, NewEvent, RefundPolicy, SeatKind, SeatStatus, StaffEventLine, TierPrice, UserId,
 };
 use uuid::Uuid;
 
@@ -77,6 +77,20 @@ fn trimmed(names: &[String]) -> Vec<String> {
     names.iter().map(|n| n.trim().to_owned()).collect()
 }
 
+/// The terms fans cancel on, within the bounds the API states.
+fn check_refund_policy(policy: &RefundPolicy) -> Result<()> {
+    if policy.cancel_until_hours.is_some_and(|hours| !(0..=8760).contains(&hours)) {
+        return Err(EngineError::invalid("refund_policy.cancel_until_hours must be 0 to 8760 (a year), or null"));
+    }
+    if !(0..=100).contains(&policy.keep_percent) {
+        return Err(EngineError::invalid("refund_policy.keep_percent must be 0 to 100"));
+    }
+    if !(0..=10_000_000).contains(&policy.fee_cents) {
+        return Err(EngineError::invalid("refund_policy.fee_cents must be 0 to 10000000"));
+    }
+    Ok(())
+}
+
 fn check_rules(hold_ttl_seconds: i32, max_seats_per_order: i32) -> Result<()> {
     if !(1..=3600).contains(&hold_ttl_seconds) {
         return Err(EngineError::invalid("hold_ttl_seconds must be 1 to 3600"));
@@ -94,6 +108,7 @@ pub fn validate_new_event(new: &NewEvent) -> Result<i64> {
     check_text("venue", &new.venue, MAX_TEXT_LEN)?;
     check_details(Some(&new.city), Some(&new.performers), Some(&new.address), Some(&new.notes))?;
     check_doors(new.doors_at, new.starts_at)?;
+    check_refund_policy(&new.refund_policy)?;
     check_rules(new.hold_ttl_seconds, new.max_seats_per_order)?;
     if new.tiers.is_empty() || new.tiers.len() > 20 {
         return Err(EngineError::invalid("tiers must list 1 to 20 price tiers"));
@@ -177,8 +192,9 @@ impl Engine {
         sqlx::query!(
             r#"INSERT INTO events (event_id, name, kind, venue, starts_at, sale_opens_at, hold_ttl_seconds,
                                    max_seats_per_order, waiting_room_enabled, published, created_by, stage,
-                                   city, performers, doors_at, address, notes)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"#,
+                                   city, performers, doors_at, address, notes,
+                                   cancel_until_hours, cancel_keep_percent, cancel_fee_cents)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)"#,
             event_id.as_uuid(),
             new.name.trim(),
             new.kind.trim(),
@@ -196,6 +212,9 @@ impl Engine {
             new.doors_at as Option<DateTime<Utc>>,
             new.address.trim(),
             new.notes.trim(),
+            new.refund_policy.cancel_until_hours,
+            new.refund_policy.keep_percent,
+            new.refund_policy.fee_cents,
         )
         .execute(&mut *tx)
         .await?;
@@ -268,6 +287,9 @@ impl Engine {
             check_text("kind", kind, 50)?;
         }
         check_details(changes.city.as_deref(), changes.performers.as_deref(), changes.address.as_deref(), changes.notes.as_deref())?;
+        if let Some(policy) = &changes.refund_policy {
+            check_refund_policy(policy)?;
+        }
         let performers = changes.performers.as_deref().map(trimmed);
         let current = self.event(event_id).await?;
         if current.cancelled_at.is_some() {
@@ -291,6 +313,7 @@ impl Engine {
         if changes.sale_opens_at.is_some() { what.push("sale_opens_at") }
         if changes.hold_ttl_seconds.is_some() { what.push("hold_ttl_seconds") }
         if changes.max_seats_per_order.is_some() { what.push("max_seats_per_order") }
+        if changes.refund_policy.is_some() { what.push("refund_policy") }
         let kind = match changes.published {
             Some(true) if !current.published => "event_published",
             Some(false) if current.published => "event_unpublished",
@@ -302,7 +325,9 @@ impl Engine {
                       sale_opens_at = coalesce($5, sale_opens_at), hold_ttl_seconds = coalesce($6, hold_ttl_seconds),
                       max_seats_per_order = coalesce($7, max_seats_per_order), published = coalesce($8, published),
                       kind = coalesce($9, kind), city = coalesce($10, city), performers = coalesce($11, performers),
-                      doors_at = coalesce($12, doors_at), address = coalesce($13, address), notes = coalesce($14, notes)
+                      doors_at = coalesce($12, doors_at), address = coalesce($13, address), notes = coalesce($14, notes),
+                      cancel_until_hours = CASE WHEN $15 THEN $16 ELSE cancel_until_hours END,
+                      cancel_keep_percent = coalesce($17, cancel_keep_percent), cancel_fee_cents = coalesce($18, cancel_fee_cents)
                 WHERE event_id = $1 AND cancelled_at IS NULL"#,
             event_id.as_uuid(),
             changes.name.as_deref().map(str::trim),
@@ -318,6 +343,10 @@ impl Engine {
             changes.doors_at as Option<DateTime<Utc>>,
             changes.address.as_deref().map(str::trim),
             changes.notes.as_deref().map(str::trim),
+            changes.refund_policy.is_some(),
+            changes.refund_policy.and_then(|p| p.cancel_until_hours),
+            changes.refund_policy.map(|p| p.keep_percent),
+            changes.refund_policy.map(|p| p.fee_cents),
         )
         .execute(&mut *tx)
         .await?;
@@ -409,7 +438,8 @@ pub(crate) async fn load_event(pool: &sqlx::PgPool, event_id: EventId) -> Result
     let e = sqlx::query!(
         r#"SELECT event_id, name, kind, venue, starts_at AS "starts_at: DateTime<Utc>", sale_opens_at AS "sale_opens_at: DateTime<Utc>",
                   hold_ttl_seconds, max_seats_per_order, waiting_room_enabled, published, queue_requires_verified_email,
-                  cancelled_at AS "cancelled_at: DateTime<Utc>", city, performers, doors_at AS "doors_at: DateTime<Utc>", address, notes
+                  cancelled_at AS "cancelled_at: DateTime<Utc>", city, performers, doors_at AS "doors_at: DateTime<Utc>", address, notes,
+                  cancel_until_hours, cancel_keep_percent, cancel_fee_cents
            FROM events WHERE event_id = $1"#,
         event_id.as_uuid()
     )
@@ -437,6 +467,7 @@ pub(crate) async fn load_event(pool: &sqlx::PgPool, event_id: EventId) -> Result
         queue_requires_verified_email: e.queue_requires_verified_email,
         published: e.published,
         cancelled_at: e.cancelled_at,
+        refund_policy: RefundPolicy { cancel_until_hours: e.cancel_until_hours, keep_percent: e.cancel_keep_percent, fee_cents: e.cancel_fee_cents },
         tiers,
     })
 }

@@ -247,6 +247,7 @@ mod tests {
             notes: String::new(),
             starts_at: Utc::now(),
             sale_opens_at: Utc::now(),
+            refund_policy: Default::default(),
             hold_ttl_seconds: 480,
             max_seats_per_order: 8,
             waiting_room_enabled: false,

@@ -135,6 +135,7 @@ mod tests {
                 queue_requires_verified_email: false,
                 published: true,
                 cancelled_at: None,
+                refund_policy: Default::default(),
                 tiers: Vec::new(),
             },
             status,
