@@ -7,7 +7,7 @@
 //! can name them.
 
 use frontrow_model::{
-    AppError, BookingId, Cancellation, CheckoutAnswer, CheckoutId, CheckoutView, EventId, Hold, HoldId, HoldToken, IdempotencyKey, PaymentToken, QueueView, SeatId, StandingPlaces, TicketId,
+    AppError, BookingId, Cancellation, CheckoutAnswer, CheckoutId, CheckoutView, EventId, Hold, HoldId, HoldToken, IdempotencyKey, PaymentToken, QueueView, SeatId, StandingPlaces, TicketChoices, TicketId,
 };
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
@@ -104,24 +104,29 @@ pub async fn cancel_tickets(booking_id: BookingId, ticket_ids: Option<Vec<Ticket
     Ok(engine.cancel_tickets(&user, booking_id, &frontrow_model::CancelRequest { ticket_ids }, &idempotency_key).await?)
 }
 
-/// Pays for the hold. The idempotency key is made by the browser and kept
-/// per hold and card, so a double click or a reload gets the first answer.
+/// Pays for the hold, with the ticket type of each seat where the event
+/// has types (never a price). The idempotency key is made by the browser
+/// and kept per hold, card and types, so a double click or a reload gets
+/// the first answer.
 #[server(prefix = "/_app", endpoint = "checkout", input = Json)]
 pub async fn checkout(
     hold_id: HoldId,
     hold_token: HoldToken,
     payment_token: PaymentToken,
     idempotency_key: IdempotencyKey,
+    ticket_types: Option<TicketChoices>,
 ) -> Result<CheckoutAnswer, AppError> {
     use crate::server::{fan, set_status};
     use frontrow_engine::sale::checkout::CheckoutRequest;
     let (engine, _, user) = fan().await?;
+    let ticket_types = ticket_types.unwrap_or_default();
     let request = CheckoutRequest {
         user_id: user.user_id,
         hold_id,
         hold_token: &hold_token,
         payment_token: &payment_token,
         idempotency_key: &idempotency_key,
+        ticket_types: &ticket_types,
     };
     let answer = engine.checkout(request).await?.into_answer()?;
     set_status(match answer {

@@ -1,7 +1,7 @@
 //! What crosses from the server to the page beyond the model's own types:
 //! page data and island props (serialised into the HTML for hydration).
 
-use frontrow_model::{Booking, Event, EventId, EventSummary, HoldId, Ticket, TicketId, TierPrice};
+use frontrow_model::{Booking, Event, EventId, EventSummary, HoldId, Ticket, TicketId, TicketType, TierPrice};
 use serde::{Deserialize, Serialize};
 
 /// A live hold as the seat picker shows it.
@@ -12,6 +12,8 @@ pub struct HoldInfo {
     pub seat_ids: Vec<String>,
     /// Read-out names of the seats, in the same order.
     pub labels: Vec<String>,
+    /// Their price tiers, in the same order.
+    pub tiers: Vec<String>,
     pub total_cents: i64,
     /// Unix milliseconds on the server's clock.
     pub expires_at_ms: i64,
@@ -108,6 +110,9 @@ pub struct PickerProps {
     pub queue_token: Option<String>,
     /// The event's cancellation terms, shown before paying.
     pub refund_terms: String,
+    /// Kinds of ticket the fan chooses between for each seat (none: one
+    /// price per tier).
+    pub ticket_types: Vec<TicketType>,
 }
 
 /// A ticket as its page shows it.

@@ -1,11 +1,17 @@
-import { expect, holdSeats, mailsTo, openEvent, seatStatuses, snap, test } from './helpers';
+import { attachment, expect, holdSeats, mailsTo, openEvent, pdfPages, seatStatuses, snap, test } from './helpers';
 
-test('a fan reads the cancellation terms before paying, cancels one ticket within them, and is refused after the deadline', async ({
+test('a fan chooses an adult and a child ticket, pays, gets both in one mail, cancels one within the terms, and is refused after the deadline', async ({
   staff,
   newFan,
 }, testInfo) => {
-  // Fans may cancel until two days before; the seller keeps 10% and €1.00 a ticket.
-  const { eventId } = await staff.createEvent({ refundPolicy: { cancel_until_hours: 48, keep_percent: 10, fee_cents: 100 } });
+  // Adults and children; fans may cancel until two days before; the seller keeps 10% and €1.00 a ticket.
+  const { eventId, name: eventName } = await staff.createEvent({
+    refundPolicy: { cancel_until_hours: 48, keep_percent: 10, fee_cents: 100 },
+    ticketTypes: [
+      { name: 'Adult', prices: [{ tier: 'Front', price_cents: 5000 }, { tier: 'Back', price_cents: 2500 }] },
+      { name: 'Child', prices: [{ tier: 'Front', price_cents: 2000 }, { tier: 'Back', price_cents: 1000 }] },
+    ],
+  });
   const terms = /each ticket's price comes back less 10% and a €1\.00 fee per ticket\./;
   const fan = await newFan('cancel');
   const { page } = fan;
@@ -13,13 +19,31 @@ test('a fan reads the cancellation terms before paying, cancels one ticket withi
   // The terms are on the event's page, and beside the pay button.
   await openEvent(page, eventId);
   await expect(page.locator('#event-facts .refund-terms')).toHaveText(terms);
+  await expect(page.locator('#event-facts .ticket-types')).toHaveText('Adult: Front €50.00, Back €25.00 · Child: Front €20.00, Back €10.00');
   await holdSeats(page, ['A-1-1', 'A-1-2']);
   await expect(page.locator('#picker .refund-terms')).toHaveText(terms);
-  await snap(page, testInfo, '01-terms-before-paying');
+
+  // Each seat is an adult's until the fan says otherwise; the second is a child's.
+  await expect(page.locator('#held-total')).toHaveText('€100.00');
+  await page.locator('select[data-seat-id="A-1-2"]').selectOption('Child');
+  await expect(page.locator('#held-total')).toHaveText('€70.00');
+  await expect(page.locator('#pay-button')).toHaveText('Pay €70.00');
+  await snap(page, testInfo, '01-types-and-terms-before-paying');
   await page.locator('input[name="card"][value="tok_visa"]').check();
   await page.locator('#pay-button').click();
   await expect(page).toHaveURL(/\/bookings\/[0-9a-f-]{36}$/);
   const bookingId = page.url().split('/').pop()!;
+  await expect(page.locator('li.ticket[data-seat-id="A-1-1"] .ticket-type')).toHaveText('Adult');
+  await expect(page.locator('li.ticket[data-seat-id="A-1-2"] .ticket-type')).toHaveText('Child');
+  await expect(page.locator('.booking-facts')).toContainText('€70.00');
+
+  // One mail: both tickets as pages of one PDF, their types, and the calendar entry.
+  const [tickets] = await mailsTo(fan.email);
+  expect(tickets.subject).toBe(`Your tickets for ${eventName}`);
+  expect(tickets.body).toContain('(Adult, Front, €50.00)');
+  expect(tickets.body).toContain('(Child, Front, €20.00)');
+  expect(pdfPages(attachment(tickets, 'tickets.pdf'))).toBe(2);
+  expect(attachment(tickets, 'event.ics').toString('utf8')).toContain('BEGIN:VEVENT');
 
   // The booking page repeats them and offers each ticket back at €44.00.
   await expect(page.locator('#refund-terms')).toHaveText(terms);
@@ -27,6 +51,7 @@ test('a fan reads the cancellation terms before paying, cancels one ticket withi
   await expect(panel).toHaveAttribute('data-ready', 'true', { timeout: 20_000 });
   await expect(panel.locator('li')).toHaveCount(2);
   await expect(panel.locator('li').first()).toContainText('€44.00 back');
+  await expect(panel.locator('li').nth(1)).toContainText('€17.00 back');
   await panel.getByRole('checkbox', { name: /Section A, row 1, seat 1/ }).check();
   await expect(page.locator('#cancel-selected')).toHaveText('Cancel 1 ticket (€44.00 back)');
   await snap(page, testInfo, '02-choose-a-ticket');

@@ -102,6 +102,7 @@ export interface EventOptions {
   holdTtlSeconds?: number;
   maxSeatsPerOrder?: number;
   refundPolicy?: RefundPolicy;
+  ticketTypes?: { name: string; prices: { tier: string; price_cents: number }[] }[];
 }
 
 export interface CreatedEvent {
@@ -134,6 +135,7 @@ export class Staff {
         max_seats_per_order: opts.maxSeatsPerOrder ?? 8,
         waiting_room_enabled: false,
         refund_policy: opts.refundPolicy ?? {},
+        ticket_types: opts.ticketTypes ?? [],
         tiers: [
           { tier: 'Front', price_cents: 5000 },
           { tier: 'Back', price_cents: 2500 },

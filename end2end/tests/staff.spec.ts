@@ -67,6 +67,7 @@ test('a box-office day: layout, event, blocks, counter sale, refund, door, dashb
   const layoutOption = page.getByLabel('Layout').locator('option', { hasText: layoutName });
   await page.getByLabel('Layout').selectOption((await layoutOption.getAttribute('value'))!);
   await page.getByLabel(/Prices/).fill('Front=40.00\nBack=20.00');
+  await page.getByLabel(/Ticket types/).fill('Adult: Front=40.00, Back=20.00\nChild: Back=10.00');
   await page.getByLabel(/Fans may cancel until/).fill('72');
   await page.getByLabel(/The seller keeps/).fill('5');
   await page.getByLabel(/a fee per ticket/).fill('1.50');
@@ -80,6 +81,11 @@ test('a box-office day: layout, event, blocks, counter sale, refund, door, dashb
   const found = await (await page.request.get(`/api/v1/events?city=leeds&category=theatre&q=${encodeURIComponent(`jo bell ${stamp}`)}`)).json();
   expect(found.events.map((e: { event_id: string }) => e.event_id)).toEqual([eventId]);
   expect(found.events[0].refund_policy).toEqual({ cancel_until_hours: 72, keep_percent: 5, fee_cents: 150 });
+  expect(found.events[0].ticket_types).toEqual([
+    { name: 'Adult', prices: [{ tier: 'Front', price_cents: 4000 }, { tier: 'Back', price_cents: 2000 }] },
+    { name: 'Child', prices: [{ tier: 'Back', price_cents: 1000 }] },
+  ]);
+  await expect(page.getByLabel(/Ticket types/)).toHaveValue('Adult: Front=40.00, Back=20.00\nChild: Back=10.00');
   await expect(page.getByLabel(/Fans may cancel until/)).toHaveValue('72');
   await expect(page.getByLabel(/a fee per ticket/)).toHaveValue('1.50');
 
@@ -100,13 +106,16 @@ test('a box-office day: layout, event, blocks, counter sale, refund, door, dashb
   const fanSeats = await (await fan.context.request.get(`/api/v1/events/${eventId}/seats`)).json();
   expect(fanSeats.seats.find((s: { seat_id: string }) => s.seat_id === 'A-2-5').status, 'fans see a blocked seat as sold').toBe('sold');
 
+  // An adult in the front row and a child at the back.
   await seat(page, 'A-1-1').click();
-  await seat(page, 'A-1-2').click();
-  await expect(page.locator('#desk .total')).toContainText('80.00');
+  await seat(page, 'A-2-1').click();
+  await expect(page.locator('#desk .total')).toContainText('60.00');
+  await page.locator('#desk li[data-seat-id="A-2-1"] select.ticket-type').selectOption('Child');
+  await expect(page.locator('#desk .total')).toContainText('50.00');
   await page.locator('#customer-name').fill('Walk-in Guest');
   await guideShot(page, testInfo, 'seat-desk');
   await page.locator('#sell-button').click();
-  await expect(page.locator('#desk .message')).toContainText('Sold A-1-1, A-1-2 for');
+  await expect(page.locator('#desk .message')).toContainText('Sold A-1-1, A-2-1 for €50.00');
   await expect(seat(page, 'A-1-1')).toHaveClass(/\bsd\b/);
   const print = page.locator('#print-link');
   await expect(print).toBeVisible();
@@ -114,6 +123,7 @@ test('a box-office day: layout, event, blocks, counter sale, refund, door, dashb
   await expect(page).toHaveURL(/\/bookings\/[0-9a-f-]{36}\/print$/);
   await expect(page.locator('.ticket')).toHaveCount(2);
   await expect(page.locator('.ticket svg').first()).toBeVisible();
+  await expect(page.locator('.ticket .ticket-type')).toHaveText(['Adult', 'Child']);
   await snap(page, testInfo, 'counter-tickets', true);
 
   // The fan calls: find the booking by email, refund one ticket.
@@ -147,12 +157,14 @@ test('a box-office day: layout, event, blocks, counter sale, refund, door, dashb
   await expect(page.locator('.verdict .headline')).toHaveText('Already used');
   await expect(page.locator('.checked-in')).toContainText('1 checked in');
 
-  // The figures add up: 4 sold less 1 refunded, 2 blocked; 160.00 taken less 40.00 back.
+  // The figures add up: 4 sold less 1 refunded, 2 blocked; 130.00 taken less 40.00 back.
   await page.goto(`/admin/events/${eventId}/dashboard`);
   await expect(page.locator('#fig-sold')).toHaveText('3');
   await expect(page.locator('#fig-blocked')).toHaveText('2');
   await expect(page.locator('#fig-checked-in')).toHaveText('1');
-  await expect(page.locator('#fig-revenue')).toContainText('120.00');
+  await expect(page.locator('#fig-revenue')).toContainText('90.00');
+  // By type: the fan's adult ticket and the counter's adult and child.
+  await expect(page.locator('#by-type tbody tr')).toHaveText([/Adult\s*2\s*€80\.00/, /Child\s*1\s*€10\.00/]);
   await expect(page.locator('.dashboard')).toHaveAttribute('data-refreshed', 'true', { timeout: 10_000 });
   await guideShot(page, testInfo, 'dashboard');
   await page.goto(`/admin/events/${eventId}/audit`);

@@ -5,9 +5,9 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::event::{EventStatus, NewSection, RefundPolicy};
+use crate::event::{EventStatus, NewSection, RefundPolicy, TicketType};
 use crate::ids::{BookingId, CheckoutId, EventId, LayoutId, PaymentId, PaymentToken, SeatId, TicketId, UserId};
-use crate::order::{BookingStatus, Channel};
+use crate::order::{BookingStatus, Channel, TicketChoices};
 use crate::user::Role;
 use crate::venue::Stage;
 
@@ -42,6 +42,9 @@ pub struct EventChanges {
     pub published: Option<bool>,
     /// Replaces the whole policy (`{}` stops fans cancelling).
     pub refund_policy: Option<RefundPolicy>,
+    /// Replaces the ticket types (`[]`: none; tickets sold keep theirs).
+    #[cfg_attr(feature = "openapi", schema(max_items = 10))]
+    pub ticket_types: Option<Vec<TicketType>>,
 }
 
 /// An event in the box office's list, with its seats counted.
@@ -130,6 +133,11 @@ pub struct CounterSaleRequest {
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(format = Email, max_length = 254))]
     pub customer_email: Option<String>,
+    /// The ticket type of each seat sold (seat id -> type); the rest are
+    /// of the first type sold in their tier. Standing places take their
+    /// area's first type.
+    #[serde(default, skip_serializing_if = "TicketChoices::is_empty")]
+    pub ticket_types: TicketChoices,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -197,6 +205,15 @@ pub struct TierStats {
     pub revenue_cents: i64,
 }
 
+/// A ticket type's tickets and takings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TypeStats {
+    pub ticket_type: String,
+    pub sold: i64,
+    pub revenue_cents: i64,
+}
+
 /// What happened in the last minute.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -239,6 +256,9 @@ pub struct EventStats {
     pub checked_in: i64,
     pub revenue_cents: i64,
     pub tiers: Vec<TierStats>,
+    /// By ticket type, in the event's order (none: it has no types).
+    #[serde(default)]
+    pub types: Vec<TypeStats>,
     pub last_minute: MinuteStats,
     pub queue: QueueFigures,
     /// Per minute, oldest first.
@@ -417,6 +437,8 @@ pub enum SalesBy {
     Tier,
     Section,
     Day,
+    /// Ticket type (`-`: tickets of no type).
+    Type,
 }
 
 /// A payment after it was settled by hand.

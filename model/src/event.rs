@@ -46,6 +46,36 @@ pub struct Event {
     pub refund_policy: RefundPolicy,
     /// Dearest first.
     pub tiers: Vec<TierPrice>,
+    /// Kinds of ticket (adult, child, ...) with their own prices; none: a
+    /// seat sells at its tier's price.
+    #[serde(default)]
+    pub ticket_types: Vec<TicketType>,
+}
+
+/// A kind of ticket (adult, child, concession, ...) and its price in each
+/// tier it is sold in (a type may be absent from a tier). Where several
+/// are sold, a seat is of the first one listed unless the buyer chooses.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct TicketType {
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 32, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
+    pub name: String,
+    /// Its price in each tier it is sold in (each tier once).
+    #[cfg_attr(feature = "openapi", schema(min_items = 1, max_items = 20))]
+    pub prices: Vec<TierPrice>,
+}
+
+impl TicketType {
+    pub fn price_in(&self, tier: &str) -> Option<i32> {
+        self.prices.iter().find(|p| p.tier == tier).map(|p| p.price_cents)
+    }
+
+    /// The types sold in `tier`, in the event's order (the first is a
+    /// seat's type when none is chosen), with their prices there.
+    pub fn sold_in(types: &[TicketType], tier: &str) -> Vec<(String, i32)> {
+        types.iter().filter_map(|t| t.price_in(tier).map(|cents| (t.name.clone(), cents))).collect()
+    }
 }
 
 /// What a fan searches by and reads on an event's page, beyond its name,
@@ -322,6 +352,10 @@ pub struct NewEvent {
     /// Left out: fans cannot cancel.
     #[serde(default)]
     pub refund_policy: RefundPolicy,
+    /// Left out: each seat sells at its tier's price.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(max_items = 10))]
+    pub ticket_types: Vec<TicketType>,
     #[serde(default = "default_hold_ttl")]
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 3600, default = 480))]
     pub hold_ttl_seconds: i32,
@@ -466,6 +500,7 @@ mod tests {
             cancelled_at: None,
             refund_policy: RefundPolicy::default(),
             tiers: vec![],
+            ticket_types: vec![],
         }
     }
 

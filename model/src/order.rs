@@ -16,6 +16,10 @@ pub struct Hold {
     pub seat_ids: Vec<String>,
     pub expires_at: DateTime<Utc>,
     pub total_cents: i64,
+    /// Where the event has ticket types: each seat's price tier, in the
+    /// order of `seat_ids` (the types sold there are the ones it can be).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tiers: Vec<String>,
 }
 
 /// The life of a hold.
@@ -65,6 +69,9 @@ pub struct Ticket {
     pub state: TicketState,
     #[serde(default)]
     pub price_cents: i32,
+    /// Its ticket type (adult, child, ...), where the event has them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ticket_type: Option<String>,
 }
 
 fn valid() -> TicketState {
@@ -109,6 +116,10 @@ pub struct Booking {
     pub created_at: DateTime<Utc>,
     pub tickets: Vec<Ticket>,
 }
+
+/// The ticket type chosen for seats of a hold (seat id -> type name); a
+/// seat left out is of the first type sold in its tier.
+pub type TicketChoices = std::collections::BTreeMap<String, String>;
 
 /// `POST /bookings/{id}/cancel`: a fan cancelling tickets of their booking.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

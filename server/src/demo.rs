@@ -1,14 +1,15 @@
 //! The demo: a 10,000-seat venue in six sections and three price tiers, a
 //! stadium of 70,000 seats around a 10,000-place standing floor (the bowl
 //! template), both on sale now, smaller events in other cities and
-//! categories (one not yet on sale) for the catalogue's search, and a staff
-//! account to run the box office with.
+//! categories (one not yet on sale, one selling adults' and children's
+//! tickets) for the catalogue's search, and a staff account to run the box
+//! office with.
 
 use chrono::{Duration, Utc};
 use frontrow_app::admin::layout_spec::{sections, templates};
 use frontrow_engine::accounts::NewUser;
 use frontrow_engine::{Engine, EngineError};
-use frontrow_model::{EventId, NewEvent, NewRow, NewSection, RefundPolicy, Role, TierPrice};
+use frontrow_model::{EventId, NewEvent, NewRow, NewSection, RefundPolicy, Role, TicketType, TierPrice};
 
 /// What fans search an event by and read about it.
 struct Listing {
@@ -116,6 +117,7 @@ fn on_sale(listing: &Listing, tiers: Vec<TierPrice>, sections: Vec<NewSection>) 
         starts_at,
         sale_opens_at: Utc::now() - Duration::minutes(1),
         refund_policy: listing.refund,
+        ticket_types: Vec::new(),
         hold_ttl_seconds: 480,
         max_seats_per_order: 8,
         waiting_room_enabled: false,
@@ -224,7 +226,18 @@ fn small_event(listing: &Listing, rows: i32, seats: i32, front_cents: i32, back_
         standing: None,
     };
     let event = on_sale(listing, tiers, vec![section]);
-    NewEvent { sale_opens_at: Utc::now() + Duration::days(opens_in_days), ..event }
+    // A family show sells adults' and children's tickets (60% of the price).
+    let ticket_types = match listing.kind {
+        "family" => vec![
+            TicketType { name: "Adult".into(), prices: event.tiers.clone() },
+            TicketType {
+                name: "Child".into(),
+                prices: event.tiers.iter().map(|t| TierPrice { tier: t.tier.clone(), price_cents: t.price_cents * 3 / 5 }).collect(),
+            },
+        ],
+        _ => Vec::new(),
+    };
+    NewEvent { sale_opens_at: Utc::now() + Duration::days(opens_in_days), ticket_types, ..event }
 }
 
 /// A stadium event named `name`, seated from the bowl template, on sale now.

@@ -14,6 +14,8 @@ use crate::state::AppState;
 
 struct PrintedTicket {
     seat_label: String,
+    /// Its ticket type, or empty.
+    ticket_type: String,
     code: String,
     qr_svg: String,
 }
@@ -69,7 +71,12 @@ pub async fn print_tickets(State(state): State<AppState>, session: Session, Path
             .into_iter()
             .map(|t| {
                 let seat_label = layout.seat_index(&t.seat_id).map_or_else(|| t.seat_id.clone(), |i| layout.seat_label(i));
-                PrintedTicket { qr_svg: qr_svg(&t.code, &format!("QR code of ticket {}", t.code)), seat_label, code: t.code }
+                PrintedTicket {
+                    qr_svg: qr_svg(&t.code, &format!("QR code of ticket {}", t.code)),
+                    seat_label,
+                    ticket_type: t.ticket_type.unwrap_or_default(),
+                    code: t.code,
+                }
             })
             .collect(),
     };

@@ -61,6 +61,24 @@ fn refund_policy(cancel_until_hours: &str, cancel_keep_percent: &str, cancel_fee
     })
 }
 
+/// Ticket types as staff type them, one a line: `Child: Front=20.00,
+/// Back=10.00` (a type is sold in the tiers it is priced in).
+#[cfg(feature = "ssr")]
+fn ticket_types(value: &str) -> Result<Vec<frontrow_model::TicketType>, AppError> {
+    let mut types = Vec::new();
+    for line in value.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let (name, prices) = line.split_once(':').ok_or_else(|| AppError::invalid(format!("write each ticket type as Name: Tier=12.50, ... (not {line:?})")))?;
+        let mut priced = Vec::new();
+        for price in prices.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (tier, amount) = price.split_once('=').ok_or_else(|| AppError::invalid(format!("write {name}'s prices as Tier=12.50 (not {price:?})")))?;
+            let price_cents = cents(&format!("{}'s price in {}", name.trim(), tier.trim()), amount)?.unwrap_or(0);
+            priced.push(TierPrice { tier: tier.trim().to_owned(), price_cents });
+        }
+        types.push(frontrow_model::TicketType { name: name.trim().to_owned(), prices: priced });
+    }
+    Ok(types)
+}
+
 /// Performers as staff type them, one a line (a name may hold a comma).
 #[cfg(feature = "ssr")]
 fn performers(value: &str) -> Vec<String> {
@@ -89,6 +107,7 @@ pub async fn create_event(
     cancel_until_hours: String,
     cancel_keep_percent: String,
     cancel_fee: String,
+    ticket_types: String,
     published: Option<String>,
 ) -> Result<EventId, AppError> {
     let (engine, user) = staff().await?;
@@ -114,6 +133,7 @@ pub async fn create_event(
         starts_at: utc("starts_at", &starts_at)?.ok_or_else(|| AppError::invalid("starts_at is required"))?,
         sale_opens_at: utc("sale_opens_at", &sale_opens_at)?.unwrap_or_else(chrono::Utc::now),
         refund_policy: refund_policy(&cancel_until_hours, &cancel_keep_percent, &cancel_fee)?,
+        ticket_types: self::ticket_types(&ticket_types)?,
         hold_ttl_seconds: number("hold_ttl_seconds", &hold_ttl_seconds)?.unwrap_or(480),
         max_seats_per_order: number("max_seats_per_order", &max_seats_per_order)?.unwrap_or(8),
         waiting_room_enabled: false,
@@ -147,6 +167,7 @@ pub async fn update_event(
     cancel_until_hours: String,
     cancel_keep_percent: String,
     cancel_fee: String,
+    ticket_types: String,
     published: Option<String>,
 ) -> Result<(), AppError> {
     let (engine, user) = staff().await?;
@@ -165,6 +186,7 @@ pub async fn update_event(
         max_seats_per_order: number("max_seats_per_order", &max_seats_per_order)?,
         published: Some(published.is_some()),
         refund_policy: Some(refund_policy(&cancel_until_hours, &cancel_keep_percent, &cancel_fee)?),
+        ticket_types: Some(self::ticket_types(&ticket_types)?),
     };
     engine.update_event(user.user_id, event_id, &changes).await?;
     back_to(&format!("/admin/events/{event_id}?saved=1"));
@@ -233,6 +255,7 @@ pub async fn counter_sale(
     customer_name: String,
     customer_email: Option<String>,
     idempotency_key: IdempotencyKey,
+    ticket_types: Option<frontrow_model::TicketChoices>,
 ) -> Result<Booking, AppError> {
     let (engine, user) = staff().await?;
     let sale = frontrow_model::CounterSaleRequest {
@@ -242,6 +265,7 @@ pub async fn counter_sale(
         payment_token,
         customer_name,
         customer_email: customer_email.filter(|e| !e.trim().is_empty()),
+        ticket_types: ticket_types.unwrap_or_default(),
     };
     match engine.counter_sale(&user, event_id, &sale, &idempotency_key).await?.into_answer()? {
         frontrow_model::CheckoutAnswer::Confirmed { booking } => Ok(booking),

@@ -87,7 +87,44 @@ pub fn SeatPicker(props: PickerProps) -> impl IntoView {
 
     let terms = StoredValue::new(props.refund_terms.clone());
     let hold_view = move |h: HoldInfo| {
-        let pay_label = format!("Pay {}", money(h.total_cents));
+        let held = StoredValue::new(h.clone());
+        let total = move || held.with_value(|h| p.held_total(h));
+        let pay_label = move || format!("Pay {}", money(total()));
+        let has_types = p.ticket_types.with_value(|types| !types.is_empty());
+        // Each seat with its label and, where the event has ticket types, a
+        // choice among those sold in its tier.
+        let seat_line = move |(i, label): (usize, &String)| {
+            let seat = held.with_value(|h| h.seat_ids.get(i).cloned().unwrap_or_default());
+            let options = held.with_value(|h| h.tiers.get(i).map(|tier| p.types_in(tier)).unwrap_or_default());
+            let choice = (has_types && !options.is_empty()).then(|| {
+                let picked = {
+                    let seat = seat.clone();
+                    move || p.chosen_types.with(|c| c.get(&seat).cloned())
+                };
+                let first = options.first().map(|(name, _)| name.clone()).unwrap_or_default();
+                let seat_for_change = seat.clone();
+                view! {
+                    <label class="ticket-type">"Ticket "
+                        <select data-seat-id=seat.clone() aria-label=format!("Ticket type for {label}") on:change=move |ev| {
+                            let name = event_target_value(&ev);
+                            p.chosen_types.update(|c| { c.insert(seat_for_change.clone(), name); });
+                        }>
+                            {options.into_iter().map(|(name, cents)| {
+                                let is_first = name == first;
+                                let this = name.clone();
+                                let picked = picked.clone();
+                                view! {
+                                    <option value=name.clone() selected=move || picked().map_or(is_first, |p| p == this)>
+                                        {format!("{name} ({})", money(i64::from(cents)))}
+                                    </option>
+                                }
+                            }).collect_view()}
+                        </select>
+                    </label>
+                }
+            });
+            view! { <li>{label.clone()} {choice}</li> }
+        };
         view! {
             // Focus lands here after a hold (tabindex -1), so keyboard and
             // screen-reader users continue in the panel that replaced the button.
@@ -96,9 +133,9 @@ pub fn SeatPicker(props: PickerProps) -> impl IntoView {
                 <strong id="countdown" role="timer" aria-live="off">{move || countdown(p.remaining_ms.get())}</strong>
             </p>
             <ul class="held-seats">
-                {h.labels.iter().map(|l| view! { <li>{l.clone()}</li> }).collect_view()}
+                {h.labels.iter().enumerate().map(seat_line).collect_view()}
             </ul>
-            <p class="total">"Total " <strong>{money(h.total_cents)}</strong></p>
+            <p class="total">"Total " <strong id="held-total" aria-live="polite">{move || money(total())}</strong></p>
             <p class="refund-terms hint">{terms.get_value()}</p>
             <fieldset class="cards">
                 <legend>"Pay with a test card"</legend>

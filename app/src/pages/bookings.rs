@@ -180,6 +180,7 @@ fn BookingDetails(view: BookingView) -> impl IntoView {
                         <div class="qr" inner_html=t.qr_svg/>
                         <div>
                             <h2>{t.seat_label}</h2>
+                            {t.ticket.ticket_type.clone().map(|kind| view! { <p class="ticket-type">{kind}</p> })}
                             <p class="code">"Ticket code " <code>{t.ticket.code}</code></p>
                             {(t.ticket.state != TicketState::Valid).then(|| view! { <p class="ticket-state">{ticket_state_word(t.ticket.state)}</p> })}
                         </div>

@@ -93,6 +93,7 @@ pub async fn load_event_page(event_id: String, section: Option<String>, block: O
         hold: hold.map(|h| HoldInfo {
             hold_id: h.hold_id,
             labels: h.seat_ids.iter().map(|s| layout.seat_index(s).map_or_else(|| s.clone(), |i| layout.seat_label(i))).collect(),
+            tiers: h.seat_ids.iter().map(|s| layout.seat_index(s).and_then(|i| board.event.tiers.get(layout.seats[i].tier_index)).map(|t| t.tier.clone()).unwrap_or_default()).collect(),
             hold_token: h.hold_token,
             seat_ids: h.seat_ids,
             total_cents: h.total_cents,
@@ -233,6 +234,7 @@ fn EventView(data: EventPageData) -> impl IntoView {
         admission_token: data.admission_token,
         queue_token: data.queue_token,
         refund_terms: refund_terms(&event.refund_policy, event.starts_at, chrono::Utc::now()),
+        ticket_types: event.ticket_types.clone(),
     };
     let title = match &data.shown {
         Shown::Section(place) if place.standing => format!("Standing area {} · {}", place.name, event.name),
@@ -306,6 +308,13 @@ fn EventFacts(event: frontrow_model::Event) -> impl IntoView {
             <dd>{event.kind}</dd>
             <dt>"Prices"</dt>
             <dd>{prices}</dd>
+            {(!event.ticket_types.is_empty()).then(|| {
+                let types = event.ticket_types.iter().map(|t| {
+                    let prices = t.prices.iter().map(|p| format!("{} {}", p.tier, money(i64::from(p.price_cents)))).collect::<Vec<_>>().join(", ");
+                    format!("{}: {prices}", t.name)
+                }).collect::<Vec<_>>().join(" · ");
+                view! { <dt>"Ticket types"</dt> <dd class="ticket-types">{types}</dd> }
+            })}
             {event.cancelled_at.is_none().then(|| view! {
                 <dt>"Cancelling"</dt>
                 <dd class="refund-terms">{refund_terms(&event.refund_policy, event.starts_at, chrono::Utc::now())}</dd>

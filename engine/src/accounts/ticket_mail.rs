@@ -35,9 +35,18 @@ struct TicketLine {
     number: i32,
     tier: String,
     kind: SeatKind,
+    ticket_type: Option<String>,
 }
 
 impl TicketLine {
+    /// Its ticket type (if the event has them) and tier: "Child, Front".
+    fn sort(&self) -> String {
+        match &self.ticket_type {
+            Some(kind) => format!("{kind}, {}", self.tier),
+            None => self.tier.clone(),
+        }
+    }
+
     fn place(&self) -> String {
         match self.kind {
             SeatKind::Standing => format!("Standing area {}", self.section),
@@ -126,7 +135,7 @@ fn when(at: DateTime<Utc>) -> String {
 async fn tickets_mail(pool: &PgPool, booking_id: BookingId, b: &About, link: &str) -> Result<Option<Mail>> {
     let tickets = sqlx::query_as!(
         TicketLine,
-        r#"SELECT t.seat_id, t.code, t.price_cents, s.section, s.row_label, s.number, s.tier, s.kind AS "kind: SeatKind"
+        r#"SELECT t.seat_id, t.code, t.price_cents, s.section, s.row_label, s.number, s.tier, s.kind AS "kind: SeatKind", t.ticket_type
              FROM tickets t JOIN seats s USING (event_id, seat_id)
             WHERE t.booking_id = $1 AND t.state IN ('valid', 'checked_in')
             ORDER BY s.position"#,
@@ -145,7 +154,7 @@ async fn tickets_mail(pool: &PgPool, booking_id: BookingId, b: &About, link: &st
     }
     let _ = writeln!(body, "Where: {place}\n");
     for t in &tickets {
-        let _ = writeln!(body, "  {} ({}, {}): ticket code {}", t.place(), t.tier, money(i64::from(t.price_cents)), t.code);
+        let _ = writeln!(body, "  {} ({}, {}): ticket code {}", t.place(), t.sort(), money(i64::from(t.price_cents)), t.code);
     }
     let _ = write!(body, "\nShow the attached PDF (a page per ticket) at the door, on paper or on your phone.\nYour booking: {link}\n");
     let mut mail = Mail::text(b.to.clone(), format!("Your tickets for {}", b.event_name), body);
@@ -217,7 +226,7 @@ fn tickets_pdf(b: &About, place: &str, tickets: &[TicketLine]) -> Vec<u8> {
         }
         line(&mut c, b"F1", 13.0, 682.0, place);
         line(&mut c, b"F2", 18.0, 640.0, &ticket.place());
-        line(&mut c, b"F1", 13.0, 618.0, &format!("{} · {}", ticket.tier, money(i64::from(ticket.price_cents))));
+        line(&mut c, b"F1", 13.0, 618.0, &format!("{} · {}", ticket.sort(), money(i64::from(ticket.price_cents))));
         line(&mut c, b"F1", 13.0, 598.0, &format!("Holder: {}", b.holder));
         draw_qr(&mut c, &ticket.code, 56.0, 330.0, 240.0);
         line(&mut c, b"F2", 14.0, 300.0, &ticket.code);
@@ -264,7 +273,7 @@ mod tests {
     }
 
     fn ticket(seat: &str, kind: SeatKind) -> TicketLine {
-        TicketLine { seat_id: seat.into(), code: "0123456789ABCDEF01234567".into(), price_cents: 4850, section: "A".into(), row_label: "1".into(), number: 2, tier: "Front".into(), kind }
+        TicketLine { seat_id: seat.into(), code: "0123456789ABCDEF01234567".into(), price_cents: 4850, section: "A".into(), row_label: "1".into(), number: 2, tier: "Front".into(), kind, ticket_type: Some("Child".into()) }
     }
 
     #[test]

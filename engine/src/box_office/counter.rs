@@ -113,7 +113,8 @@ impl Engine {
                 .execute(&mut *tx)
                 .await?;
                 // Under the key's lock nobody else can have claimed it.
-                let checkout_id = keyed.claim(&mut tx, self, hold_id, event_id).await?.ok_or(EngineError::IdempotencyKeyInUse)?;
+                let types = self.choose_ticket_types(event_id, &seat_ids, &sale.ticket_types).await?;
+                let checkout_id = keyed.claim(&mut tx, self, hold_id, event_id, types.as_ref()).await?.ok_or(EngineError::IdempotencyKeyInUse)?;
                 (checkout_id, token, Claim::Fresh)
             }
         };

@@ -58,12 +58,13 @@ impl Engine {
             .collect())
     }
 
-    /// One line per ticket: booking, seat, tier, price, channel, status, time.
+    /// One line per ticket: booking, seat, tier, ticket type, price, channel,
+    /// status, time.
     pub async fn sales_csv(&self, staff: &User, event_id: EventId) -> Result<String> {
         require_staff(staff)?;
         self.event(event_id).await?;
         let rows = sqlx::query!(
-            r#"SELECT b.booking_id, t.seat_id, s.section, s.tier, t.price_cents, b.channel AS "channel: Channel",
+            r#"SELECT b.booking_id, t.seat_id, s.section, s.tier, t.ticket_type, t.price_cents, b.channel AS "channel: Channel",
                       t.state AS "state: TicketState", b.created_at AS "at: DateTime<Utc>"
                FROM tickets t JOIN bookings b USING (booking_id) JOIN seats s ON s.event_id = t.event_id AND s.seat_id = t.seat_id
                WHERE t.event_id = $1 ORDER BY b.created_at, t.seat_id"#,
@@ -71,15 +72,16 @@ impl Engine {
         )
         .fetch_all(self.pool())
         .await?;
-        let mut out = String::from("booking_id,seat_id,section,tier,price_cents,channel,status,sold_at\n");
+        let mut out = String::from("booking_id,seat_id,section,tier,ticket_type,price_cents,channel,status,sold_at\n");
         for r in rows {
             let _ = writeln!(
                 out,
-                "{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{}",
                 r.booking_id,
                 csv_field(&r.seat_id),
                 csv_field(&r.section),
                 csv_field(&r.tier),
+                csv_field(r.ticket_type.as_deref().unwrap_or_default()),
                 r.price_cents,
                 word(&r.channel),
                 word(&r.state),
@@ -90,12 +92,13 @@ impl Engine {
     }
 
     /// Tickets sold and money taken (refunds deducted, what the seller kept
-    /// of a fan's cancellation counted), per tier, section or day.
+    /// of a fan's cancellation counted), per tier, section, day or ticket
+    /// type.
     pub async fn sales_summary_csv(&self, staff: &User, event_id: EventId, by: SalesBy) -> Result<String> {
         require_staff(staff)?;
         self.event(event_id).await?;
         let rows = sqlx::query!(
-            r#"SELECT CASE $2 WHEN 'tier' THEN s.tier WHEN 'section' THEN s.section
+            r#"SELECT CASE $2 WHEN 'tier' THEN s.tier WHEN 'section' THEN s.section WHEN 'type' THEN coalesce(t.ticket_type, '-')
                               ELSE to_char(b.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') END AS "key!",
                       count(*) FILTER (WHERE t.voided_at IS NULL) AS "tickets!",
                       coalesce(sum(CASE WHEN t.voided_at IS NULL THEN t.price_cents ELSE t.kept_cents END), 0)::bigint AS "revenue!"

@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Utc};
 
-use frontrow_model::{EventId, EventStats, MinutePoint, MinuteStats, QueueFigures, SeatStatus, TierStats, User};
+use frontrow_model::{EventId, EventStats, MinutePoint, MinuteStats, QueueFigures, SeatStatus, TierStats, TypeStats, User};
 
 use crate::accounts::require_staff;
 use crate::error::Result;
@@ -41,6 +41,25 @@ impl Engine {
         for m in &money {
             if let Some(tier) = tiers.iter_mut().find(|t| t.tier == m.tier) {
                 tier.revenue_cents = m.revenue;
+            }
+        }
+
+        let by_type = sqlx::query!(
+            r#"SELECT t.ticket_type AS "ticket_type!", count(*) FILTER (WHERE t.voided_at IS NULL) AS "sold!",
+                      coalesce(sum(CASE WHEN t.voided_at IS NULL THEN t.price_cents ELSE t.kept_cents END), 0)::bigint AS "revenue!"
+               FROM tickets t
+               WHERE t.event_id = $1 AND t.ticket_type IS NOT NULL AND (t.voided_at IS NULL OR t.kept_cents > 0) GROUP BY t.ticket_type"#,
+            event_id.as_uuid()
+        )
+        .fetch_all(pool)
+        .await?;
+        // Every type the event sells, in its order, then any it no longer does.
+        let mut types: Vec<TypeStats> =
+            board.event.ticket_types.iter().map(|t| TypeStats { ticket_type: t.name.clone(), sold: 0, revenue_cents: 0 }).collect();
+        for row in by_type {
+            match types.iter_mut().find(|t| t.ticket_type == row.ticket_type) {
+                Some(t) => (t.sold, t.revenue_cents) = (row.sold, row.revenue),
+                None => types.push(TypeStats { ticket_type: row.ticket_type, sold: row.sold, revenue_cents: row.revenue }),
             }
         }
 
@@ -93,6 +112,7 @@ impl Engine {
             checked_in: money.iter().map(|m| m.checked_in).sum(),
             revenue_cents: money.iter().map(|m| m.revenue).sum(),
             tiers,
+            types,
             last_minute: MinuteStats {
                 holds: minute.holds,
                 holds_expired: minute.expired,

@@ -62,7 +62,7 @@ pub(crate) async fn load(conn: &mut sqlx::PgConnection, ids: &[BookingId]) -> Re
     .await?;
     let mut tickets: HashMap<Uuid, Vec<Ticket>> = HashMap::new();
     for t in sqlx::query!(
-        r#"SELECT booking_id, ticket_id, seat_id, code, state AS "state: TicketState", price_cents
+        r#"SELECT booking_id, ticket_id, seat_id, code, state AS "state: TicketState", price_cents, ticket_type
            FROM tickets WHERE booking_id = ANY($1) ORDER BY seat_id"#,
         ids as &[BookingId]
     )
@@ -75,6 +75,7 @@ pub(crate) async fn load(conn: &mut sqlx::PgConnection, ids: &[BookingId]) -> Re
             code: t.code,
             state: t.state,
             price_cents: t.price_cents,
+            ticket_type: t.ticket_type,
         });
     }
     let mut by_id: HashMap<BookingId, Booking> = rows

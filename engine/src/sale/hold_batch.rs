@@ -95,7 +95,7 @@ async fn call(connection: &mut PgConnection, event_id: EventId, requests: &[Hold
             ("held", Some(expires_at), Some(total_cents)) => Ok(HoldOutcome::Held { seats, expires_at, total_cents }),
             ("earlier", Some(expires_at), Some(total_cents)) => match (row.hold_id, row.hold_token) {
                 (Some(hold_id), Some(hold_token)) => {
-                    Ok(HoldOutcome::Earlier(Hold { hold_id: hold_id.into(), hold_token, event_id, seat_ids: seats, expires_at, total_cents }))
+                    Ok(HoldOutcome::Earlier(Hold { hold_id: hold_id.into(), hold_token, event_id, seat_ids: seats, expires_at, total_cents, tiers: Vec::new() }))
                 }
                 _ => Err(EngineError::Internal("hold_batch answered an earlier hold without its id".into())),
             },

@@ -180,10 +180,11 @@ impl Engine {
         match outcome {
             HoldOutcome::Held { seats, expires_at, total_cents } => {
                 self.board().seats_written();
-                let hold = Hold { hold_id: request.hold, hold_token: request.token, event_id, seat_ids: seats, expires_at, total_cents };
+                let tiers = live.tiers_of(&seats);
+                let hold = Hold { hold_id: request.hold, hold_token: request.token, event_id, seat_ids: seats, expires_at, total_cents, tiers };
                 Ok(Held { hold, existing: false })
             }
-            HoldOutcome::Earlier(hold) => Ok(Held { hold, existing: true }),
+            HoldOutcome::Earlier(hold) => Ok(Held { hold: Hold { tiers: live.tiers_of(&hold.seat_ids), ..hold }, existing: true }),
             HoldOutcome::TooMany => Err(EngineError::TooManySeats { max: rules.max_seats_per_order }),
             HoldOutcome::KeyReused => Err(EngineError::IdempotencyKeyReused),
             HoldOutcome::HoldEnded => Err(EngineError::HoldExpired),
@@ -299,9 +300,11 @@ impl Engine {
     /// can pick up where the fan was, including in the middle of paying (the
     /// page then re-sends the same idempotency key and gets the first answer).
     pub async fn active_hold(&self, fan: UserId, event_id: EventId) -> Result<Option<Hold>> {
+        // Without its seats' tiers: the page reads them off its map.
         Ok(sqlx::query_as!(
             Hold,
-            r#"SELECT hold_id, hold_token, event_id, seat_ids, expires_at AS "expires_at: DateTime<Utc>", total_cents
+            r#"SELECT hold_id, hold_token, event_id, seat_ids, expires_at AS "expires_at: DateTime<Utc>", total_cents,
+                      '{}'::text[] AS "tiers!"
                FROM holds
                WHERE user_id = $1 AND event_id = $2 AND state IN ('active', 'checking_out') AND NOT lease_lapsed(expires_at)
                ORDER BY created_at DESC LIMIT 1"#,

@@ -7,7 +7,8 @@
 //! - [`best`]: the best seats side by side;
 //! - [`checkout`]: from a hold to a booking, payment in between;
 //!   [`bookings`]: reading what was sold;
-//! - [`reaper`]: lapsed holds returned in batches.
+//! - [`reaper`]: lapsed holds returned in batches;
+//! - [`ticket_types`]: the type of each seat a checkout pays for.
 
 pub mod best;
 pub(crate) mod bookings;
@@ -18,3 +19,4 @@ pub(crate) mod holds;
 pub(crate) mod reaper;
 pub(crate) mod release_batch;
 pub mod seats;
+pub(crate) mod ticket_types;

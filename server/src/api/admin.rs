@@ -111,7 +111,9 @@ fn csv(filename: String, body: String) -> Response {
 /// `tiers`; a row's `aisles_after`, `wheelchair` and `companion` are seat
 /// numbers of that row, and no seat is both wheelchair and companion; at
 /// most 100,000 seats and standing places; `sections` or `layout_id`, not
-/// both. A `layout_id` that does not exist is 404.
+/// both; ticket types are named once each, priced only in `tiers`, each
+/// tier once, and (if there are any) every tier is sold by one. A
+/// `layout_id` that does not exist is 404.
 #[utoipa::path(post, path = "/api/v1/admin/events", request_body = NewEvent, security(("session" = [])),
     responses((status = 201, body = CreatedEvent)))]
 pub async fn create_event(
@@ -128,6 +130,9 @@ pub async fn list_events(State(state): State<AppState>, StaffUser(_): StaffUser)
     Ok(Json(StaffEventList { events: state.engine.staff_events().await? }))
 }
 
+/// Changes an event. Beyond the schema, 422 also answers ticket types
+/// priced in a tier the event does not have, or leaving one of its tiers
+/// unsold (when there are types), and doors after the start.
 #[utoipa::path(patch, path = "/api/v1/admin/events/{event_id}", params(("event_id" = Uuid, Path)), request_body = EventChanges,
     security(("session" = [])), responses((status = 200, body = Event), (status = 409, description = "event_cancelled", body = AppError)))]
 pub async fn update_event(

@@ -7,7 +7,7 @@ use axum::Json;
 use frontrow_engine::sale::checkout::CheckoutRequest;
 use frontrow_engine::{Admission, Held};
 use frontrow_model::{
-    Booking, BookingId, CancelRequest, Cancellation, CheckoutAnswer, CheckoutId, CheckoutView, ErrorKind, EventId, Hold, HoldId, HoldStatus, HoldToken, IdempotencyKey, PaymentToken, SeatId, StandingPlaces, User,
+    Booking, BookingId, CancelRequest, Cancellation, CheckoutAnswer, CheckoutId, CheckoutView, ErrorKind, EventId, Hold, HoldId, HoldStatus, HoldToken, IdempotencyKey, PaymentToken, SeatId, StandingPlaces, TicketChoices, User,
 };
 use serde::Deserialize;
 use tower_sessions::Session;
@@ -53,6 +53,11 @@ pub struct BestAvailableBody {
 pub struct CheckoutBody {
     pub hold_token: HoldToken,
     pub payment_token: PaymentToken,
+    /// The ticket type of each seat (seat id -> type name), where the event
+    /// has types; a seat left out is of the first type sold in its tier.
+    /// Never a price: the server prices them.
+    #[serde(default)]
+    pub ticket_types: TicketChoices,
 }
 
 fn admission_header(headers: &HeaderMap) -> ApiResult<Option<&str>> {
@@ -199,6 +204,7 @@ pub async fn checkout(
             hold_token: &body.hold_token,
             payment_token: &body.payment_token,
             idempotency_key: &idempotency_key,
+            ticket_types: &body.ticket_types,
         })
         .await?;
     if matches!(outcome, frontrow_engine::sale::checkout::CheckoutOutcome::Confirmed { .. }) {

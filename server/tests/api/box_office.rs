@@ -481,9 +481,9 @@ async fn the_log_exports_stats_and_payments_tell_what_happened() {
 
     let sales = staff.http.get(format!("{}/api/v1/admin/events/{event}/sales.csv", staff.base)).send().await.unwrap().text().await.unwrap();
     let lines: Vec<&str> = sales.lines().collect();
-    assert_eq!(lines[0], "booking_id,seat_id,section,tier,price_cents,channel,status,sold_at");
+    assert_eq!(lines[0], "booking_id,seat_id,section,tier,ticket_type,price_cents,channel,status,sold_at");
     assert_eq!(lines.len(), 3);
-    assert!(lines[1].starts_with(&format!("{booking_id},A-1-4,A,Standard,5000,online,valid,")));
+    assert!(lines[1].starts_with(&format!("{booking_id},A-1-4,A,Standard,,5000,online,valid,")));
     let by_tier = staff.http.get(format!("{}/api/v1/admin/events/{event}/sales-summary.csv?by=tier", staff.base)).send().await.unwrap().text().await.unwrap();
     assert_eq!(by_tier, "tier,tickets,revenue_cents\nStandard,2,10000\n");
 

@@ -26,5 +26,6 @@ mod payment_http;
 mod server_fns;
 mod sessions;
 mod sign_in;
+mod ticket_types;
 mod venues;
 mod waiting_room;

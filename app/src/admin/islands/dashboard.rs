@@ -46,6 +46,17 @@ pub fn LiveDashboard(event_id: EventId, stats: EventStats) -> impl IntoView {
                     }).collect_view())}
                 </tbody>
             </table>
+            {move || stats.with(|s| (!s.types.is_empty()).then(|| view! {
+                <table class="data" id="by-type">
+                    <caption>"By ticket type"</caption>
+                    <thead><tr><th scope="col">"Type"</th><th scope="col">"Sold"</th><th scope="col">"Revenue"</th></tr></thead>
+                    <tbody>
+                        {s.types.iter().map(|t| view! {
+                            <tr><th scope="row">{t.ticket_type.clone()}</th><td class="num">{t.sold}</td><td class="num">{money(t.revenue_cents)}</td></tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            }))}
             <h2>"Last minute"</h2>
             <ul class="figures small" aria-label="Last minute">
                 <li><strong>{move || stats.with(|s| s.last_minute.holds)}</strong>" holds"</li>

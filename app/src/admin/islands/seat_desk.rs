@@ -1,4 +1,4 @@
-use frontrow_model::{AppError, Booking, CounterPayment, ErrorKind, EventId, IdempotencyKey, PaymentToken, SeatId, StandingPlaces, TierPrice};
+use frontrow_model::{AppError, Booking, CounterPayment, ErrorKind, EventId, IdempotencyKey, PaymentToken, SeatId, StandingPlaces, TicketChoices, TicketType, TierPrice};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use wasm_bindgen::prelude::*;
@@ -17,6 +17,7 @@ struct Picked {
     label: String,
     status: &'static str,
     price_cents: i64,
+    tier: String,
 }
 
 fn status_of(el: &Element) -> &'static str {
@@ -59,7 +60,7 @@ fn ids(picks: &[Picked]) -> Vec<SeatId> {
 /// unblock, release a stuck hold, or sell them at the counter.
 #[cfg_attr(any(feature = "ssr", feature = "staff"), island)]
 #[cfg_attr(not(any(feature = "ssr", feature = "staff")), component)]
-pub fn SeatDesk(event_id: EventId, tiers: Vec<TierPrice>, standing: Option<String>) -> impl IntoView {
+pub fn SeatDesk(event_id: EventId, tiers: Vec<TierPrice>, ticket_types: Vec<TicketType>, standing: Option<String>) -> impl IntoView {
     let selected = RwSignal::new(Vec::<Picked>::new());
     let message = RwSignal::new(None::<(&'static str, String)>);
     let busy = RwSignal::new(false);
@@ -74,6 +75,18 @@ pub fn SeatDesk(event_id: EventId, tiers: Vec<TierPrice>, standing: Option<Strin
     // Made in the browser on first use (the server has no crypto source).
     let sale_key = StoredValue::new(None::<String>);
     let tiers = StoredValue::new(tiers);
+    // The ticket type chosen for each picked seat (the rest: the first sold
+    // in its tier, as the server decides too).
+    let ticket_types = StoredValue::new(ticket_types);
+    let chosen = RwSignal::new(TicketChoices::new());
+    // A seat's type and its price: the one chosen if sold in its tier, else
+    // the first sold there.
+    let type_given = move |p: &Picked, asked: Option<String>| {
+        let sold = ticket_types.with_value(|types| TicketType::sold_in(types, &p.tier));
+        asked.and_then(|name| sold.iter().find(|(n, _)| *n == name).cloned()).or_else(|| sold.first().cloned())
+    };
+    let type_of = move |p: &Picked| type_given(p, chosen.with(|c| c.get(&p.seat_id).cloned()));
+    let type_now = move |p: &Picked| type_given(p, chosen.with_untracked(|c| c.get(&p.seat_id).cloned()));
     // A standing area's places are sold by count, not picked on the map.
     let places = RwSignal::new("1".to_owned());
     let area = StoredValue::new(standing.clone());
@@ -85,8 +98,8 @@ pub fn SeatDesk(event_id: EventId, tiers: Vec<TierPrice>, standing: Option<Strin
             set_selected(&el, false);
             return;
         }
-        let price_cents = tiers.with_value(|t| t.get(seat_tier(&el)).map_or(0, |t| i64::from(t.price_cents)));
-        selected.update(|s| s.push(Picked { label: seat_label(&el), status: status_of(&el), seat_id, price_cents }));
+        let (price_cents, tier) = tiers.with_value(|t| t.get(seat_tier(&el)).map_or((0, String::new()), |t| (i64::from(t.price_cents), t.tier.clone())));
+        selected.update(|s| s.push(Picked { label: seat_label(&el), status: status_of(&el), seat_id, price_cents, tier }));
         set_selected(&el, true);
         sold.set(None);
     };
@@ -171,10 +184,12 @@ pub fn SeatDesk(event_id: EventId, tiers: Vec<TierPrice>, standing: Option<Strin
         sale_key.set_value(Some(key.clone()));
         let Ok(key) = IdempotencyKey::parse(key) else { return };
         let standing = area.get_value().map(|section| StandingPlaces { section, count: places.get_untracked().parse().unwrap_or(1) });
+        let types: TicketChoices = picks.iter().filter_map(|p| type_of(p).map(|(name, _)| (p.seat_id.clone(), name))).collect();
         act(Box::pin(async move {
-            match counter_sale(event_id, ids(&picks), standing, pay, token, name, Some(email), key).await {
+            match counter_sale(event_id, ids(&picks), standing, pay, token, name, Some(email), key, Some(types)).await {
                 Ok(booking) => {
                     sale_key.set_value(None);
+                    chosen.set(TicketChoices::new());
                     done(booking.seat_ids.clone(), "sold", format!("Sold {} for {}.", booking.seat_ids.join(", "), money(booking.total_cents)));
                     sold.set(Some(booking));
                 }
@@ -189,13 +204,35 @@ pub fn SeatDesk(event_id: EventId, tiers: Vec<TierPrice>, standing: Option<Strin
     };
 
     let selection = move || {
+        // The rows are drawn when the selection changes; a type chosen
+        // changes only the prices (the focused select stays).
         let picks = selected.get();
-        let total: i64 = picks.iter().map(|p| p.price_cents).sum();
+        let total = move || selected.with(|picks| picks.iter().map(|p| type_of(p).map_or(p.price_cents, |(_, cents)| i64::from(cents))).sum::<i64>());
         view! {
             <ul class="selection">
-                {picks.into_iter().map(|p| view! { <li data-seat-id=p.seat_id.clone()>{p.label} " · " {p.status} " · " {money(p.price_cents)}</li> }).collect_view()}
+                {picks.into_iter().map(|p| {
+                    let sold = ticket_types.with_value(|types| TicketType::sold_in(types, &p.tier));
+                    let current = type_now(&p).map(|(name, _)| name);
+                    let price = {
+                        let p = p.clone();
+                        move || money(type_of(&p).map_or(p.price_cents, |(_, cents)| i64::from(cents)))
+                    };
+                    let seat = p.seat_id.clone();
+                    let choice = (!sold.is_empty()).then(|| view! {
+                        <select class="ticket-type" aria-label=format!("Ticket type for {}", p.label) on:change=move |ev| {
+                            let name = event_target_value(&ev);
+                            chosen.update(|c| { c.insert(seat.clone(), name); });
+                        }>
+                            {sold.into_iter().map(|(name, cents)| {
+                                let selected = current.as_deref() == Some(name.as_str());
+                                view! { <option value=name.clone() selected=selected>{format!("{name} ({})", money(i64::from(cents)))}</option> }
+                            }).collect_view()}
+                        </select>
+                    });
+                    view! { <li data-seat-id=p.seat_id.clone()>{p.label.clone()} " · " {p.status} " · " {price} " " {choice}</li> }
+                }).collect_view()}
             </ul>
-            <p class="total">"Total " <strong>{money(total)}</strong></p>
+            <p class="total">"Total " <strong aria-live="polite">{move || money(total())}</strong></p>
         }
     };
     let none = move || busy.get() || selected.with(Vec::is_empty);

@@ -1,7 +1,7 @@
 //! The staff home (events with live figures, what needs attention), a new
 //! event, and one event's settings, waiting room and cancellation.
 
-use frontrow_model::{AppError, AttentionState, AuditReport, Event, EventId, Layout, PaymentAttention, QueueStats, RefundPolicy, StaffEventLine, CATEGORIES};
+use frontrow_model::{AppError, AttentionState, AuditReport, Event, EventId, Layout, PaymentAttention, QueueStats, RefundPolicy, StaffEventLine, TicketType, CATEGORIES};
 use leptos::prelude::*;
 use leptos::server_fn::ServerFn;
 use serde::{Deserialize, Serialize};
@@ -157,6 +157,22 @@ fn RefundPolicyFields(policy: RefundPolicy) -> impl IntoView {
     }
 }
 
+/// Kinds of ticket and their prices, one a line.
+#[component]
+fn TicketTypeFields(types: Vec<TicketType>) -> impl IntoView {
+    let text = types
+        .iter()
+        .map(|t| format!("{}: {}", t.name, t.prices.iter().map(|p| format!("{}={}", p.tier, crate::format::amount(i64::from(p.price_cents)))).collect::<Vec<_>>().join(", ")))
+        .collect::<Vec<_>>()
+        .join("\n");
+    view! {
+        <label>"Ticket types, one a line (Child: Front=20.00, Back=10.00; empty: one price per tier)"
+            <textarea name="ticket_types" rows="3" maxlength="2000" aria-describedby="ticket-types-hint">{text}</textarea>
+        </label>
+        <p class="hint" id="ticket-types-hint">"A type is sold in the tiers it has a price for. A seat is of the first type sold in its tier unless the buyer chooses, so that type's price there is the tier's. Types are fixed once the sale opens."</p>
+    }
+}
+
 #[component]
 fn NewEventForm(layouts: Vec<Layout>) -> impl IntoView {
     if layouts.is_empty() {
@@ -180,6 +196,7 @@ fn NewEventForm(layouts: Vec<Layout>) -> impl IntoView {
                 <textarea name="prices" rows="4" required aria-describedby="prices-hint"></textarea>
             </label>
             <p class="hint" id="prices-hint">{hint}</p>
+            <TicketTypeFields types=Vec::new()/>
             <RefundPolicyFields policy=RefundPolicy::default()/>
             <label class="check"><input type="checkbox" name="published" checked/> "Published (fans can see it)"</label>
             <button class="primary" type="submit">"Create event"</button>
@@ -261,6 +278,7 @@ fn EventSettings(data: StaffEvent) -> impl IntoView {
                     <label>"Sale opens (UTC)" <input type="datetime-local" name="sale_opens_at" value=local_input(event.sale_opens_at) required/></label>
                     <label>"Hold time (seconds)" <input type="number" name="hold_ttl_seconds" value=event.hold_ttl_seconds min="1" max="3600"/></label>
                     <label>"Seats per order" <input type="number" name="max_seats_per_order" value=event.max_seats_per_order min="1" max="50"/></label>
+                    <TicketTypeFields types=event.ticket_types.clone()/>
                     <RefundPolicyFields policy=event.refund_policy/>
                     <label class="check"><input type="checkbox" name="published" checked=event.published/> "Published (fans can see it)"</label>
                     <button class="primary" type="submit">"Save"</button>

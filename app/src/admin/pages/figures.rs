@@ -138,6 +138,7 @@ fn Audit(data: AuditData, seat: Option<String>, kind: Option<String>, since: Opt
             <li><a href=format!("/api/v1/admin/events/{id}/sales-summary.csv?by=tier")>"Sales per tier (CSV)"</a></li>
             <li><a href=format!("/api/v1/admin/events/{id}/sales-summary.csv?by=section")>"Sales per section (CSV)"</a></li>
             <li><a href=format!("/api/v1/admin/events/{id}/sales-summary.csv?by=day")>"Sales per day (CSV)"</a></li>
+            <li><a href=format!("/api/v1/admin/events/{id}/sales-summary.csv?by=type")>"Sales per ticket type (CSV)"</a></li>
             <li><a href=csv>"This change log (CSV)"</a></li>
         </ul>
         <h2>"Change log"</h2>

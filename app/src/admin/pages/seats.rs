@@ -109,7 +109,7 @@ fn Desk(data: DeskData) -> impl IntoView {
             <section class="map-area" aria-label="Seats">
                 <div class="map-viewport staff-map" id="map-viewport" inner_html=svg/>
             </section>
-            <SeatDesk event_id=event.event_id tiers=event.tiers.clone() standing/>
+            <SeatDesk event_id=event.event_id tiers=event.tiers.clone() ticket_types=event.ticket_types.clone() standing/>
         </div>
     }
 }

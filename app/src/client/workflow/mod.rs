@@ -22,7 +22,7 @@ use super::seat_dom::*;
 use crate::actions;
 use crate::format::money;
 use crate::props::{HoldInfo, PickerProps, StandingOffer};
-use frontrow_model::TierPrice;
+use frontrow_model::{TicketChoices, TicketType, TierPrice};
 use pay::checkout_key;
 
 /// How often an admitted fan's page renews the admission. It is also how
@@ -100,6 +100,10 @@ pub struct Picker {
     /// again for the same seats (after a timeout, say) reuses it, so the
     /// answer is the hold the first request made, never "your seats are taken".
     hold_key: StoredValue<Option<(Vec<String>, String)>>,
+    /// The event's ticket types, and the one the fan chose for each held
+    /// seat (a seat not chosen: the first type sold in its tier).
+    pub ticket_types: StoredValue<Vec<TicketType>>,
+    pub chosen_types: RwSignal<TicketChoices>,
 }
 
 impl Picker {
@@ -130,7 +134,38 @@ impl Picker {
             standing: RwSignal::new(props.standing.clone()),
             heard_on_mine: StoredValue::new(HashMap::new()),
             hold_key: StoredValue::new(None),
+            ticket_types: StoredValue::new(props.ticket_types.clone()),
+            chosen_types: RwSignal::new(TicketChoices::new()),
         }
+    }
+
+    /// The types sold in `tier`, with their prices there.
+    pub fn types_in(self, tier: &str) -> Vec<(String, i32)> {
+        self.ticket_types.with_value(|types| TicketType::sold_in(types, tier))
+    }
+
+    /// The type of each held seat as it stands (chosen, or the first sold in
+    /// its tier) with its price; none for an event without types.
+    pub fn held_types(self, hold: &HoldInfo) -> Vec<Option<(String, i32)>> {
+        let chosen = self.chosen_types.get();
+        hold.seat_ids
+            .iter()
+            .zip(&hold.tiers)
+            .map(|(seat, tier)| {
+                let sold = self.types_in(tier);
+                chosen.get(seat).and_then(|name| sold.iter().find(|(n, _)| n == name).cloned()).or_else(|| sold.first().cloned())
+            })
+            .collect()
+    }
+
+    /// What the hold costs with the types as chosen (the server prices it
+    /// again; this is what the fan reads).
+    pub fn held_total(self, hold: &HoldInfo) -> i64 {
+        let types = self.held_types(hold);
+        if types.len() != hold.seat_ids.len() || types.iter().any(Option::is_none) {
+            return hold.total_cents;
+        }
+        types.into_iter().flatten().map(|(_, cents)| i64::from(cents)).sum()
     }
 
     pub fn say(self, kind: &'static str, text: impl Into<String>) {
@@ -375,6 +410,7 @@ impl Picker {
         let hold = HoldInfo {
             hold_id: hold.hold_id,
             labels: hold.seat_ids.iter().map(|s| label_of(s)).collect(),
+            tiers: hold.tiers,
             hold_token: hold.hold_token,
             total_cents: hold.total_cents,
             expires_at_ms: hold.expires_at.timestamp_millis(),
@@ -382,6 +418,7 @@ impl Picker {
         };
         self.clear_selection();
         self.clear_suggestion();
+        self.chosen_types.set(TicketChoices::new());
         self.mark_mine(&hold.seat_ids);
         self.heard_on_mine.update_value(HashMap::clear);
         // The server stamped the expiry "now + TTL" a moment ago, which pins

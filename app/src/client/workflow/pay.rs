@@ -1,7 +1,7 @@
 //! Paying for the hold: with an idempotency key kept per hold and card, so
 //! a double click or a reload gets the first answer.
 
-use frontrow_model::{CheckoutAnswer, ErrorKind, HoldId, HoldToken, IdempotencyKey, PaymentToken};
+use frontrow_model::{CheckoutAnswer, ErrorKind, HoldId, HoldToken, IdempotencyKey, PaymentToken, TicketChoices};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -16,8 +16,20 @@ impl Picker {
             return;
         }
         let card = self.card.get_untracked();
+        // The types as the fan sees them, every seat named (none: an event
+        // without types); part of the request, so part of its key.
+        let types: TicketChoices = hold
+            .seat_ids
+            .iter()
+            .zip(self.held_types(&hold))
+            .filter_map(|(seat, kind)| kind.map(|(name, _)| (seat.clone(), name)))
+            .collect();
+        let asked = match types.is_empty() {
+            true => card.clone(),
+            false => format!("{card}|{}", serde_json::to_string(&types).unwrap_or_default()),
+        };
         let (Ok(token), Ok(payment), Ok(key)) =
-            (HoldToken::parse(hold.hold_token.clone()), PaymentToken::parse(card.clone()), IdempotencyKey::parse(idempotency_key(hold.hold_id, &card)))
+            (HoldToken::parse(hold.hold_token.clone()), PaymentToken::parse(card.clone()), IdempotencyKey::parse(idempotency_key(hold.hold_id, &asked)))
         else {
             return self.say("error", "This payment cannot be sent.");
         };
@@ -25,7 +37,7 @@ impl Picker {
         self.say("info", "Paying…");
         spawn_local(async move {
             for _ in 0..30 {
-                match actions::checkout(hold.hold_id, token.clone(), payment.clone(), key.clone()).await {
+                match actions::checkout(hold.hold_id, token.clone(), payment.clone(), key.clone(), Some(types.clone())).await {
                     Ok(CheckoutAnswer::Confirmed { booking }) => return navigate(&format!("/bookings/{}", booking.booking_id)),
                     Ok(CheckoutAnswer::PaymentPending { checkout_id }) => return navigate(&format!("/checkouts/{checkout_id}")),
                     Err(e) => match e.kind {
@@ -60,20 +72,22 @@ pub(super) fn checkout_key(hold_id: HoldId) -> String {
     format!("frontrow.checkout.{hold_id}")
 }
 
-/// The idempotency key for paying this hold with this card: reused on a
-/// double click or after a reload (the server then answers the first
-/// request's outcome), fresh after a decline or a change of card.
-fn idempotency_key(hold_id: HoldId, card: &str) -> String {
+/// The idempotency key for paying this hold as `asked` (the card and the
+/// ticket types): reused on a double click or after a reload (the server
+/// then answers the first request's outcome), fresh after a decline or a
+/// change of card or types.
+fn idempotency_key(hold_id: HoldId, asked: &str) -> String {
     let storage = session_storage();
     let stored = storage.as_ref().and_then(|s| s.get_item(&checkout_key(hold_id)).ok().flatten());
-    if let Some((stored_card, key)) = stored.as_deref().and_then(|s| s.split_once(':')) {
-        if stored_card == card {
+    // The key (hex) is after the last colon; what was asked, before it.
+    if let Some((stored_ask, key)) = stored.as_deref().and_then(|s| s.rsplit_once(':')) {
+        if stored_ask == asked {
             return key.to_owned();
         }
     }
     let key = random_key();
     if let Some(storage) = storage {
-        let _ = storage.set_item(&checkout_key(hold_id), &format!("{card}:{key}"));
+        let _ = storage.set_item(&checkout_key(hold_id), &format!("{asked}:{key}"));
     }
     key
 }

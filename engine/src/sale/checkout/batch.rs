@@ -47,6 +47,9 @@ pub(crate) enum ReserveOutcome {
     /// The hold had lapsed (or its token was no longer current): the
     /// answer stored.
     Expired(serde_json::Value),
+    /// A ticket type chosen is no longer sold in its seat's tier (staff
+    /// changed the types meanwhile); nothing changed.
+    BadTypes,
 }
 
 /// Step 4 for one checkout whose payment is captured.
@@ -98,6 +101,7 @@ impl Batch for Reservations {
                 ("in_use", ..) => Ok(ReserveOutcome::InUse),
                 ("in_progress", ..) => Ok(ReserveOutcome::InProgress),
                 ("expired", _, Some(answer)) => Ok(ReserveOutcome::Expired(answer)),
+                ("bad_types", ..) => Ok(ReserveOutcome::BadTypes),
                 (other, ..) => Err(EngineError::Internal(format!("checkout_reserve answered {other:?}"))),
             };
             (row.request_index, outcome)

@@ -3,7 +3,7 @@
 //! the request's fingerprint, a lease while a request works on it, and the
 //! answer to replay once there is one.
 
-use frontrow_model::{CheckoutId, EventId, HoldId, UserId};
+use frontrow_model::{CheckoutId, EventId, HoldId, TicketChoices, UserId};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
@@ -30,12 +30,21 @@ pub(crate) struct KeyedRequest<'a> {
 }
 
 impl KeyedRequest<'_> {
-    /// Claims the key for a new request on `hold_id`; `None` if the key is
-    /// already claimed (see [`Self::existing`]).
-    pub async fn claim(&self, conn: &mut PgConnection, engine: &Engine, hold_id: HoldId, event_id: EventId) -> Result<Option<CheckoutId>> {
+    /// Claims the key for a new request on `hold_id` (with the ticket type
+    /// of each seat, if the event has types); `None` if the key is already
+    /// claimed (see [`Self::existing`]).
+    pub async fn claim(
+        &self,
+        conn: &mut PgConnection,
+        engine: &Engine,
+        hold_id: HoldId,
+        event_id: EventId,
+        ticket_types: Option<&TicketChoices>,
+    ) -> Result<Option<CheckoutId>> {
+        let ticket_types = ticket_types.map(serde_json::to_value).transpose().map_err(|e| EngineError::Internal(e.to_string()))?;
         Ok(sqlx::query_scalar!(
-            r#"INSERT INTO checkouts (checkout_id, user_id, idempotency_key, request_hash, hold_id, event_id, lease_until, lease_owner)
-               VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7), $8)
+            r#"INSERT INTO checkouts (checkout_id, user_id, idempotency_key, request_hash, hold_id, event_id, lease_until, lease_owner, ticket_types)
+               VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7), $8, $9)
                ON CONFLICT (user_id, idempotency_key) DO NOTHING
                RETURNING checkout_id"#,
             Uuid::new_v4(),
@@ -46,6 +55,7 @@ impl KeyedRequest<'_> {
             event_id.as_uuid(),
             engine.settings().checkout_lease.as_secs_f64(),
             engine.settings().instance_id,
+            ticket_types,
         )
         .fetch_optional(conn)
         .await?

@@ -12,7 +12,7 @@
 //! Any outcome not known in time is left to reconciliation (`reconcile`).
 
 use frontrow_model::{
-    AppError, Booking, CheckoutAnswer, CheckoutId, CheckoutStatus, CheckoutView, ErrorKind, HoldId, HoldToken, IdempotencyKey, PaymentToken, UserId,
+    AppError, Booking, CheckoutAnswer, CheckoutId, CheckoutStatus, CheckoutView, ErrorKind, HoldId, HoldToken, IdempotencyKey, PaymentToken, TicketChoices, UserId,
 };
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -32,6 +32,8 @@ pub struct CheckoutRequest<'a> {
     pub hold_token: &'a HoldToken,
     pub payment_token: &'a PaymentToken,
     pub idempotency_key: &'a IdempotencyKey,
+    /// The ticket type of each seat (the rest: the first sold in its tier).
+    pub ticket_types: &'a TicketChoices,
 }
 
 /// The answer to a checkout, stored with the idempotency key and replayed.
@@ -113,7 +115,7 @@ impl Engine {
 async fn checkout(engine: &Engine, req: CheckoutRequest<'_>) -> Result<CheckoutOutcome> {
     let pool = engine.pool();
     let hold = sqlx::query!(
-        r#"SELECT h.event_id, e.cancelled_at IS NOT NULL AS "cancelled!"
+        r#"SELECT h.event_id, h.seat_ids, e.cancelled_at IS NOT NULL AS "cancelled!"
            FROM holds h JOIN events e USING (event_id) WHERE h.hold_id = $1 AND h.user_id = $2"#,
         req.hold_id.as_uuid(),
         req.user_id.as_uuid()
@@ -121,7 +123,12 @@ async fn checkout(engine: &Engine, req: CheckoutRequest<'_>) -> Result<CheckoutO
     .fetch_optional(pool)
     .await?
     .ok_or(EngineError::NotFound)?;
-    let request_hash = sha256_hex(format!("{}\n{}\n{}", req.hold_id, req.hold_token, req.payment_token).as_bytes());
+    // Types chosen are part of the request (none: as it was before types).
+    let types_asked = match req.ticket_types.is_empty() {
+        true => String::new(),
+        false => format!("\n{}", serde_json::to_string(req.ticket_types).unwrap_or_default()),
+    };
+    let request_hash = sha256_hex(format!("{}\n{}\n{}{types_asked}", req.hold_id, req.hold_token, req.payment_token).as_bytes());
     let idempotency_key = req.idempotency_key.as_str();
     if hold.cancelled {
         // Nothing more is sold; a checkout that already answered still
@@ -141,7 +148,16 @@ async fn checkout(engine: &Engine, req: CheckoutRequest<'_>) -> Result<CheckoutO
         };
     }
     let keyed = KeyedRequest { user_id: req.user_id, key: idempotency_key, request_hash: &request_hash };
-    let claimed = keyed.claim(&mut *pool.acquire().await?, engine, req.hold_id, hold.event_id.into()).await?;
+    let types = match engine.choose_ticket_types(hold.event_id.into(), &hold.seat_ids, req.ticket_types).await {
+        Ok(types) => types,
+        // A retry of a checkout that answered gets its answer, though the
+        // types it named may have changed since.
+        Err(refused) => match keyed.existing(&mut *pool.acquire().await?, engine).await? {
+            Some(Claimed::Answered(body)) => return decode_outcome(body),
+            _ => return Err(refused),
+        },
+    };
+    let claimed = keyed.claim(&mut *pool.acquire().await?, engine, req.hold_id, hold.event_id.into(), types.as_ref()).await?;
     let (checkout_id, claim) = match claimed {
         Some(id) => (id, Claim::Fresh),
         None => match answer_retry(engine, &keyed).await? {

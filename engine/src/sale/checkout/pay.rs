@@ -209,5 +209,6 @@ async fn reserve_for_payment(engine: &Engine, checkout_id: CheckoutId, hold_toke
         ReserveOutcome::InUse => Err(EngineError::IdempotencyKeyInUse),
         // Another key pays for this hold: retry this one once that settles.
         ReserveOutcome::InProgress => Err(EngineError::CheckoutInProgress),
+        ReserveOutcome::BadTypes => Err(EngineError::invalid("the event's ticket types changed while you chose: choose them again")),
     }
 }

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
 use frontrow_model::{
-    CreatedEvent, Event, EventChanges, EventDetails, EventId, EventPage, EventSearch, EventStatus, EventSummary, NewEvent, RefundPolicy, SeatKind, SeatStatus, StaffEventLine, TierPrice, UserId,
+    CreatedEvent, Event, EventChanges, EventDetails, EventId, EventPage, EventSearch, EventStatus, EventSummary, NewEvent, RefundPolicy, SeatKind, TicketType, SeatStatus, StaffEventLine, TierPrice, UserId,
 };
 use uuid::Uuid;
 
@@ -91,6 +91,85 @@ fn check_refund_policy(policy: &RefundPolicy) -> Result<()> {
     Ok(())
 }
 
+/// Ticket types: up to 10, named once each, each priced in some of the
+/// event's tiers (each tier once), every tier sold by at least one, and the
+/// first sold in a tier (a seat's type unless the buyer chooses) at the
+/// tier's own price, so a hold's total is what its seats cost by default.
+fn check_ticket_types(types: &[TicketType], tiers: &[TierPrice]) -> Result<()> {
+    if types.is_empty() {
+        return Ok(());
+    }
+    if types.len() > 10 {
+        return Err(EngineError::invalid("ticket_types must list at most 10 types"));
+    }
+    let mut names = HashSet::new();
+    for kind in types {
+        check_text("ticket type name", &kind.name, 32)?;
+        if kind.name.contains(':') {
+            return Err(EngineError::invalid("a ticket type's name may not contain ':'"));
+        }
+        if !names.insert(kind.name.trim().to_lowercase()) {
+            return Err(EngineError::invalid(format!("ticket type {:?} is listed twice", kind.name)));
+        }
+        if kind.prices.is_empty() || kind.prices.len() > 20 {
+            return Err(EngineError::invalid(format!("ticket type {:?} needs a price in 1 to 20 tiers", kind.name)));
+        }
+        let mut priced = HashSet::new();
+        for price in &kind.prices {
+            if !tiers.iter().any(|t| t.tier == price.tier) {
+                return Err(EngineError::invalid(format!("ticket type {:?} is priced in tier {:?}, which the event does not have", kind.name, price.tier)));
+            }
+            if !priced.insert(price.tier.as_str()) {
+                return Err(EngineError::invalid(format!("ticket type {:?} prices tier {:?} twice", kind.name, price.tier)));
+            }
+            if !(0..=10_000_000).contains(&price.price_cents) {
+                return Err(EngineError::invalid("price_cents must be 0 to 10000000"));
+            }
+        }
+    }
+    for tier in tiers {
+        match types.iter().find_map(|t| t.price_in(&tier.tier).map(|cents| (t, cents))) {
+            None => return Err(EngineError::invalid(format!("no ticket type is sold in tier {:?}: give at least one type a price there", tier.tier))),
+            Some((first, cents)) if cents != tier.price_cents => {
+                return Err(EngineError::invalid(format!(
+                    "{} is the first type sold in tier {:?}, so a seat's type unless the buyer chooses: its price there must be the tier's, {} cents",
+                    first.name, tier.tier, tier.price_cents
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// Writes the event's ticket types (replacing any it had).
+async fn store_ticket_types(conn: &mut sqlx::PgConnection, event_id: EventId, types: &[TicketType]) -> Result<()> {
+    sqlx::query!("DELETE FROM ticket_prices WHERE event_id = $1", event_id.as_uuid()).execute(&mut *conn).await?;
+    let mut names = Vec::new();
+    let mut tiers = Vec::new();
+    let mut prices = Vec::new();
+    let mut positions = Vec::new();
+    for (position, kind) in (0i32..).zip(types) {
+        for price in &kind.prices {
+            names.push(kind.name.trim().to_owned());
+            tiers.push(price.tier.clone());
+            prices.push(price.price_cents);
+            positions.push(position);
+        }
+    }
+    sqlx::query!(
+        "INSERT INTO ticket_prices (event_id, ticket_type, tier, price_cents, position) SELECT $1, * FROM UNNEST($2::text[], $3::text[], $4::int[], $5::int[])",
+        event_id.as_uuid(),
+        &names,
+        &tiers,
+        &prices,
+        &positions,
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
 fn check_rules(hold_ttl_seconds: i32, max_seats_per_order: i32) -> Result<()> {
     if !(1..=3600).contains(&hold_ttl_seconds) {
         return Err(EngineError::invalid("hold_ttl_seconds must be 1 to 3600"));
@@ -123,6 +202,7 @@ pub fn validate_new_event(new: &NewEvent) -> Result<i64> {
             return Err(EngineError::invalid(format!("tier {:?} is listed twice", t.tier)));
         }
     }
+    check_ticket_types(&new.ticket_types, &new.tiers)?;
     validate_stage(new.stage.as_ref())?;
     validate_sections(&new.sections, &tiers)
 }
@@ -229,6 +309,7 @@ impl Engine {
         )
         .execute(&mut *tx)
         .await?;
+        store_ticket_types(&mut tx, event_id, &new.ticket_types).await?;
 
         let plan = plan_seats(&new.sections);
         let price_of = |tier: &str| new.tiers.iter().find(|t| t.tier == tier).map_or(0, |t| t.price_cents);
@@ -296,6 +377,16 @@ impl Engine {
             return Err(EngineError::EventCancelled);
         }
         check_doors(changes.doors_at.or(current.details.doors_at), changes.starts_at.unwrap_or(current.starts_at))?;
+        // The same types again (a form saved as it was) change nothing.
+        let new_types = changes.ticket_types.as_ref().filter(|types| **types != current.ticket_types);
+        if let Some(types) = new_types {
+            // Fans holding seats were shown the prices: they stay as they
+            // are once the sale has opened.
+            if current.sale_opens_at <= Utc::now() {
+                return Err(EngineError::invalid("ticket types and their prices cannot change once the sale has opened"));
+            }
+            check_ticket_types(types, &current.tiers)?;
+        }
         check_rules(
             changes.hold_ttl_seconds.unwrap_or(current.hold_ttl_seconds),
             changes.max_seats_per_order.unwrap_or(current.max_seats_per_order),
@@ -314,6 +405,7 @@ impl Engine {
         if changes.hold_ttl_seconds.is_some() { what.push("hold_ttl_seconds") }
         if changes.max_seats_per_order.is_some() { what.push("max_seats_per_order") }
         if changes.refund_policy.is_some() { what.push("refund_policy") }
+        if new_types.is_some() { what.push("ticket_types") }
         let kind = match changes.published {
             Some(true) if !current.published => "event_published",
             Some(false) if current.published => "event_unpublished",
@@ -352,6 +444,9 @@ impl Engine {
         .await?;
         if updated.rows_affected() == 0 {
             return Err(EngineError::EventCancelled);
+        }
+        if let Some(types) = new_types {
+            store_ticket_types(&mut tx, event_id, types).await?;
         }
         changelog::record(&mut tx, Some(event_id), actor, kind, &[], &what.join(", ")).await?;
         crate::notices::announce_event_change(&mut tx, event_id).await?;
@@ -453,6 +548,20 @@ pub(crate) async fn load_event(pool: &sqlx::PgPool, event_id: EventId) -> Result
     )
     .fetch_all(pool)
     .await?;
+    let priced = sqlx::query!(
+        "SELECT ticket_type, tier, price_cents FROM ticket_prices WHERE event_id = $1 ORDER BY position, price_cents DESC, tier",
+        event_id.as_uuid()
+    )
+    .fetch_all(pool)
+    .await?;
+    let mut ticket_types: Vec<TicketType> = Vec::new();
+    for p in priced {
+        let price = TierPrice { tier: p.tier, price_cents: p.price_cents };
+        match ticket_types.last_mut() {
+            Some(kind) if kind.name == p.ticket_type => kind.prices.push(price),
+            _ => ticket_types.push(TicketType { name: p.ticket_type, prices: vec![price] }),
+        }
+    }
     Ok(Event {
         event_id: e.event_id.into(),
         name: e.name,
@@ -469,6 +578,7 @@ pub(crate) async fn load_event(pool: &sqlx::PgPool, event_id: EventId) -> Result
         cancelled_at: e.cancelled_at,
         refund_policy: RefundPolicy { cancel_until_hours: e.cancel_until_hours, keep_percent: e.cancel_keep_percent, fee_cents: e.cancel_fee_cents },
         tiers,
+        ticket_types,
     })
 }
 

@@ -248,6 +248,7 @@ mod tests {
             starts_at: Utc::now(),
             sale_opens_at: Utc::now(),
             refund_policy: Default::default(),
+            ticket_types: Vec::new(),
             hold_ttl_seconds: 480,
             max_seats_per_order: 8,
             waiting_room_enabled: false,

@@ -137,6 +137,7 @@ mod tests {
                 cancelled_at: None,
                 refund_policy: Default::default(),
                 tiers: Vec::new(),
+                ticket_types: Vec::new(),
             },
             status,
             seats_total: 10,

@@ -161,6 +161,17 @@ impl LiveEvent {
         self.layout.get()
     }
 
+    /// The price tier of each of these seats, where the event has ticket
+    /// types (they differ by tier); else none.
+    pub fn tiers_of(&self, seat_ids: &[String]) -> Vec<String> {
+        let (Some(layout), Some(event)) = (self.layout(), self.facts()) else { return Vec::new() };
+        if event.ticket_types.is_empty() {
+            return Vec::new();
+        }
+        let tier = |seat: &String| layout.seat_index(seat).and_then(|i| event.tiers.get(layout.seats[i].tier_index)).map(|t| t.tier.clone());
+        seat_ids.iter().map(|seat| tier(seat).unwrap_or_default()).collect()
+    }
+
     /// The event's facts as last read.
     pub fn facts(&self) -> Option<Arc<Event>> {
         self.facts.read().unwrap_or_else(|e| e.into_inner()).clone()
