@@ -7,7 +7,7 @@
 //! can name them.
 
 use frontrow_model::{
-    AppError, BookingId, Cancellation, CheckoutAnswer, CheckoutId, CheckoutView, EventId, Hold, HoldId, HoldToken, IdempotencyKey, PaymentToken, QueueView, SeatId, StandingPlaces, TicketChoices, TicketId,
+    AppError, BookingId, Cancellation, CheckoutAnswer, CheckoutId, CheckoutView, EventId, Hold, HoldId, HoldToken, IdempotencyKey, PaymentToken, PresalePass, QueueView, SeatId, StandingPlaces, TicketChoices, TicketId,
 };
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
@@ -24,8 +24,8 @@ pub async fn hold_seats(
 ) -> Result<Hold, AppError> {
     use crate::server::{limited_fan, set_status};
     let (engine, session, user) = limited_fan().await?;
-    let admission = crate::session::admission(&session, &engine, event_id, user.user_id, admission_token.as_deref()).await?;
-    let held = engine.hold(user.user_id, event_id, &seat_ids, admission.as_ref(), idempotency_key.as_ref()).await?;
+    let pass = crate::session::pass(&session, &engine, event_id, user.user_id, admission_token.as_deref()).await?;
+    let held = engine.hold(user.user_id, event_id, &seat_ids, pass.access(), idempotency_key.as_ref()).await?;
     set_status(if held.existing { 200 } else { 201 });
     Ok(held.hold)
 }
@@ -35,8 +35,8 @@ pub async fn hold_seats(
 pub async fn hold_best(event_id: EventId, count: usize, tier: String, admission_token: Option<String>) -> Result<Hold, AppError> {
     use crate::server::{limited_fan, set_status};
     let (engine, session, user) = limited_fan().await?;
-    let admission = crate::session::admission(&session, &engine, event_id, user.user_id, admission_token.as_deref()).await?;
-    let hold = engine.hold_best(user.user_id, event_id, count, &tier, admission.as_ref()).await?;
+    let pass = crate::session::pass(&session, &engine, event_id, user.user_id, admission_token.as_deref()).await?;
+    let hold = engine.hold_best(user.user_id, event_id, count, &tier, pass.access()).await?;
     set_status(201);
     Ok(hold)
 }
@@ -52,8 +52,8 @@ pub async fn hold_places(
 ) -> Result<Hold, AppError> {
     use crate::server::{limited_fan, set_status};
     let (engine, session, user) = limited_fan().await?;
-    let admission = crate::session::admission(&session, &engine, event_id, user.user_id, admission_token.as_deref()).await?;
-    let held = engine.hold_places(user.user_id, event_id, &places, admission.as_ref(), idempotency_key.as_ref()).await?;
+    let pass = crate::session::pass(&session, &engine, event_id, user.user_id, admission_token.as_deref()).await?;
+    let held = engine.hold_places(user.user_id, event_id, &places, pass.access(), idempotency_key.as_ref()).await?;
     set_status(if held.existing { 200 } else { 201 });
     Ok(held.hold)
 }
@@ -68,12 +68,12 @@ pub async fn hold_from_list(event_id: EventId, section: String, seat_ids: Option
     use crate::server::{back_to, limited_fan};
     let (engine, session, user) = limited_fan().await?;
     let stored = crate::session::stored_admission(&session, &engine, event_id, user.user_id).await?;
-    let admission = crate::session::admission(&session, &engine, event_id, user.user_id, stored.as_ref().map(|s| s.0.as_str())).await?;
+    let pass = crate::session::pass(&session, &engine, event_id, user.user_id, stored.as_ref().map(|s| s.0.as_str())).await?;
     let held = match (seat_ids.filter(|ids| !ids.is_empty()), count) {
-        (Some(ids), _) => engine.hold(user.user_id, event_id, &ids, admission.as_ref(), None).await?,
+        (Some(ids), _) => engine.hold(user.user_id, event_id, &ids, pass.access(), None).await?,
         (None, Some(count)) => {
             let places = StandingPlaces { section: section.clone(), count };
-            engine.hold_places(user.user_id, event_id, &places, admission.as_ref(), None).await?
+            engine.hold_places(user.user_id, event_id, &places, pass.access(), None).await?
         }
         (None, None) => return Err(AppError::invalid("choose at least one seat")),
     };
@@ -87,6 +87,20 @@ pub async fn hold_from_list(event_id: EventId, section: String, seat_ids: Option
     };
     back_to(&format!("{picker}#picker"));
     Ok(held.hold)
+}
+
+/// Enters a presale code for the event; a code that opens the presale now
+/// is remembered for this fan's holds of it. A plain form post (no
+/// JavaScript) is sent back to the event's page. Wrong codes are counted
+/// against the fan and their address.
+#[server(prefix = "/_app", endpoint = "presale_code")]
+pub async fn enter_presale_code(event_id: EventId, code: String) -> Result<PresalePass, AppError> {
+    use frontrow_engine::accounts::sign_in::ClientAddress;
+    let (engine, session, user) = crate::server::limited_fan().await?;
+    let address = use_context::<http::request::Parts>().and_then(|parts| parts.extensions.get::<ClientAddress>().map(|a| a.0));
+    let pass = crate::session::enter_presale_code(&session, &engine, &user, event_id, &code, address).await?;
+    crate::server::back_to(&format!("/events/{event_id}#picker"));
+    Ok(pass)
 }
 
 #[server(prefix = "/_app", endpoint = "release", input = Json)]
@@ -219,9 +233,10 @@ pub fn queue_paths() -> [&'static str; 1] {
 /// The server functions that cost the server real work per call; they are
 /// rate limited per client like their JSON API twins.
 #[cfg(feature = "ssr")]
-pub fn rate_limited_paths() -> [&'static str; 10] {
+pub fn rate_limited_paths() -> [&'static str; 11] {
     use leptos::server_fn::ServerFn;
     [
+        EnterPresaleCode::PATH,
         HoldSeats::PATH,
         HoldBest::PATH,
         HoldPlaces::PATH,

@@ -85,6 +85,8 @@ pub struct EventPageData {
     /// The server's clock when the page was rendered (Unix milliseconds), so
     /// the countdown does not depend on the fan's clock being right.
     pub server_now_ms: i64,
+    /// During a presale: what the code the fan entered lets them hold.
+    pub presale: Option<frontrow_model::PresalePass>,
 }
 
 /// Props of the seat picker island.

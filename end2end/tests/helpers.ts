@@ -103,6 +103,8 @@ export interface EventOptions {
   maxSeatsPerOrder?: number;
   refundPolicy?: RefundPolicy;
   ticketTypes?: { name: string; prices: { tier: string; price_cents: number }[] }[];
+  /** When the public sale opens, from now (default: an hour ago). */
+  saleOpensInMs?: number;
 }
 
 export interface CreatedEvent {
@@ -130,7 +132,7 @@ export class Staff {
         kind: 'concert',
         venue: 'Test Hall',
         starts_at: isoIn(30 * 24 * 3600_000),
-        sale_opens_at: isoIn(-3600_000),
+        sale_opens_at: isoIn(opts.saleOpensInMs ?? -3600_000),
         hold_ttl_seconds: opts.holdTtlSeconds ?? 300,
         max_seats_per_order: opts.maxSeatsPerOrder ?? 8,
         waiting_room_enabled: false,
@@ -267,6 +269,16 @@ export async function waitForAuthForm(page: Page) {
     undefined,
     { timeout: 20_000 },
   );
+}
+
+/** Signs the demo staff member in through the sign-in page, then opens `next`. */
+export async function signInAsStaff(page: Page, next: string) {
+  await page.goto(`/signin?next=${next}`);
+  await waitForAuthForm(page);
+  await page.getByLabel('Email').fill(STAFF.email);
+  await page.getByLabel('Password').fill(STAFF.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page).toHaveURL(next);
 }
 
 /** Waits until an island button has its click handler (it is hydrated). */

@@ -1,17 +1,7 @@
 import path from 'node:path';
 import type { Page, TestInfo } from '@playwright/test';
 import { expectNoViolations } from './axe';
-import { bookByApi, expect, STAFF, seat, snap, test, waitForAuthForm, waitForPicker } from './helpers';
-
-/** Signs the demo staff member in through the sign-in page, then opens `next`. */
-async function signInAsStaff(page: Page, next: string) {
-  await page.goto(`/signin?next=${next}`);
-  await waitForAuthForm(page);
-  await page.getByLabel('Email').fill(STAFF.email);
-  await page.getByLabel('Password').fill(STAFF.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect(page).toHaveURL(next);
-}
+import { bookByApi, expect, seat, signInAsStaff, snap, test, waitForPicker } from './helpers';
 
 /** A screenshot for the README's box-office guide. */
 async function guideShot(page: Page, testInfo: TestInfo, name: string) {

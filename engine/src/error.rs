@@ -29,6 +29,12 @@ pub enum EngineError {
     WaitingRoomOff,
     #[error("the sale has not opened yet")]
     SaleNotOpen,
+    #[error("this code does not open a presale of this event now")]
+    AccessCodeInvalid,
+    #[error("your presale code does not open these seats")]
+    AccessCodeScope,
+    #[error("every use of this presale code is taken")]
+    AccessCodeUsedUp,
     #[error("this event is cancelled")]
     EventCancelled,
     #[error("the hold has expired or its token is no longer current")]
@@ -164,6 +170,9 @@ impl From<EngineError> for AppError {
             E::NotAdmitted => ErrorKind::NotAdmitted,
             E::WaitingRoomOff => ErrorKind::WaitingRoomOff,
             E::SaleNotOpen => ErrorKind::SaleNotOpen,
+            E::AccessCodeInvalid => ErrorKind::AccessCodeInvalid,
+            E::AccessCodeScope => ErrorKind::AccessCodeScope,
+            E::AccessCodeUsedUp => ErrorKind::AccessCodeUsedUp,
             E::EventCancelled => ErrorKind::EventCancelled,
             E::HoldExpired => ErrorKind::HoldExpired { checkout_id: None, refunded: None },
             E::CheckoutInProgress => ErrorKind::CheckoutInProgress,

@@ -36,6 +36,7 @@ use uuid::Uuid;
 pub use accounts::mail::{Mail, Mailer};
 pub use queue::admission::Admission;
 pub use sale::holds::Held;
+pub use sale::presale::{Access, PresaleAccess};
 pub use error::{EngineError, Result};
 pub use fail_points::FailPoint;
 pub use frontrow_model as model;

@@ -50,6 +50,15 @@ pub enum ErrorKind {
     NotAdmitted,
     /// 403: the sale has not opened yet.
     SaleNotOpen,
+    /// 403: that code opens no presale of this event now (unknown,
+    /// withdrawn, or outside its window).
+    AccessCodeInvalid,
+    /// 403: the presale code does not open these seats (their tier or
+    /// section).
+    AccessCodeScope,
+    /// 409: every use of this presale code is taken (a hold that lapses
+    /// gives its use back).
+    AccessCodeUsedUp,
     /// 403: the event requires a verified email to join its waiting room.
     EmailNotVerified,
     /// 403: that is not the email code we sent (or none is waiting: ask
@@ -137,7 +146,7 @@ impl ErrorKind {
             BadRequest | InvalidJson => 400,
             Unauthenticated | InvalidCredentials => 401,
             PaymentDeclined { .. } | PaymentFailed { .. } => 402,
-            Forbidden | Csrf | NotAdmitted | SaleNotOpen | EmailNotVerified | WrongCode => 403,
+            Forbidden | Csrf | NotAdmitted | SaleNotOpen | AccessCodeInvalid | AccessCodeScope | EmailNotVerified | WrongCode => 403,
             NotFound | UnknownTicket => 404,
             MethodNotAllowed => 405,
             SeatsUnavailable { .. }
@@ -148,6 +157,7 @@ impl ErrorKind {
             | IdempotencyKeyReused
             | IdempotencyKeyInUse
             | EmailTaken
+            | AccessCodeUsedUp
             | AlreadyRefunded
             | TicketUsed
             | CancellationNotOffered

@@ -50,6 +50,9 @@ pub struct Event {
     /// seat sells at its tier's price.
     #[serde(default)]
     pub ticket_types: Vec<TicketType>,
+    /// Presales before the public sale (for fans with a code), in order.
+    #[serde(default)]
+    pub presales: Vec<crate::presale::Presale>,
 }
 
 /// A kind of ticket (adult, child, concession, ...) and its price in each
@@ -501,6 +504,7 @@ mod tests {
             refund_policy: RefundPolicy::default(),
             tiers: vec![],
             ticket_types: vec![],
+            presales: vec![],
         }
     }
 

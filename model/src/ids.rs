@@ -196,6 +196,10 @@ record_id!(
     /// A venue layout that events are created from.
     LayoutId
 );
+record_id!(
+    /// A batch of presale codes (one shared code, or many unique ones).
+    AccessCodeBatchId
+);
 
 /// Most seats one request may name; far above any per-order limit, so a
 /// huge list is refused before it costs anything.

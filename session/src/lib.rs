@@ -4,7 +4,7 @@
 //! resolve the current user here. A crate of its own so the JSON API need
 //! not reach into the UI crate for it.
 
-use frontrow_engine::{Admission, Engine};
+use frontrow_engine::{Access, Admission, Engine, PresaleAccess};
 use frontrow_model::{AppError, ErrorKind, EventId, User, UserId};
 use tower_sessions::Session;
 
@@ -19,6 +19,10 @@ const BINDING_KEY: &str = "admission_binding";
 
 fn admission_key(event_id: EventId) -> String {
     format!("admission:{}", event_id.as_uuid().simple())
+}
+
+fn presale_key(event_id: EventId) -> String {
+    format!("presale:{}", event_id.as_uuid().simple())
 }
 
 fn queue_key(event_id: EventId) -> String {
@@ -141,6 +145,58 @@ pub async fn admission(session: &Session, engine: &Engine, event_id: EventId, fa
         .admission(token, event_id, fan, &binding)
         .map(Some)
         .map_err(|reason| AppError::new(ErrorKind::NotAdmitted, format!("admission refused: {reason}")))
+}
+
+/// Everything that lets this fan hold seats of an event: the admission
+/// from the token they present, and the presale code their session
+/// remembers for it.
+#[derive(Debug, Clone, Default)]
+pub struct Pass {
+    pub admission: Option<Admission>,
+    pub presale: Option<PresaleAccess>,
+}
+
+impl Pass {
+    pub fn access(&self) -> Access<'_> {
+        Access { admission: self.admission.as_ref(), presale: self.presale.as_ref() }
+    }
+}
+
+/// The fan's [`Pass`] to `event_id`: their admission (see [`admission`])
+/// and the presale code this session entered for it.
+pub async fn pass(session: &Session, engine: &Engine, event_id: EventId, fan: UserId, token: Option<&str>) -> Result<Pass, AppError> {
+    let admission = admission(session, engine, event_id, fan, token).await?;
+    Ok(Pass { admission, presale: presale_access(session, event_id).await? })
+}
+
+/// The presale code this session entered for `event_id`, if any.
+pub async fn presale_access(session: &Session, event_id: EventId) -> Result<Option<PresaleAccess>, AppError> {
+    let code = session.get::<uuid::Uuid>(&presale_key(event_id)).await.map_err(store_error)?;
+    Ok(code.map(|code_id| PresaleAccess::remembered(event_id, code_id)))
+}
+
+/// Checks a presale code the fan typed (guesses are throttled per fan and
+/// per address) and remembers it for the event's holds.
+pub async fn enter_presale_code(
+    session: &Session,
+    engine: &Engine,
+    fan: &User,
+    event_id: EventId,
+    code: &str,
+    address: Option<std::net::IpAddr>,
+) -> Result<frontrow_model::PresalePass, AppError> {
+    let (access, pass) = engine.enter_presale_code(event_id, fan.user_id, code, address).await?;
+    session.insert(&presale_key(event_id), access.code_id()).await.map_err(store_error)?;
+    Ok(pass)
+}
+
+/// What the presale code this session entered lets its fan do now, if it
+/// still opens the presale.
+pub async fn presale_pass(session: &Session, engine: &Engine, event_id: EventId) -> Result<Option<frontrow_model::PresalePass>, AppError> {
+    match presale_access(session, event_id).await? {
+        Some(access) => Ok(engine.presale_pass(&access).await?),
+        None => Ok(None),
+    }
 }
 
 /// Remembers an admitted fan's admission and queue tokens, so the

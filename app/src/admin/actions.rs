@@ -12,7 +12,7 @@ use frontrow_model::{EventChanges, NewStaffUser, QueueSettings, Role, UserChange
 #[cfg(feature = "ssr")]
 use frontrow_model::TierPrice;
 use frontrow_model::{
-    AppError, Booking, BookingId, CheckinResult, CounterPayment, EventId, EventStats, IdempotencyKey, Layout, LayoutId, NewSection, PaymentId, PaymentToken, RefundResult, SeatId, Stage, TicketId, UserId,
+    AccessCodeBatchId, AppError, Booking, BookingId, CheckinResult, CounterPayment, EventId, EventStats, IdempotencyKey, Layout, LayoutId, NewSection, PaymentId, PaymentToken, RefundResult, SeatId, Stage, TicketId, UserId,
 };
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
@@ -213,6 +213,61 @@ pub async fn configure_queue(
     };
     engine.configure_queue(&user, event_id, &settings).await?;
     back_to(&format!("/admin/events/{event_id}?saved=1#waiting-room"));
+    Ok(())
+}
+
+/// A list of names as staff type them, separated by commas; empty: none
+/// named (every one).
+#[cfg(feature = "ssr")]
+fn names(value: &str) -> Option<Vec<String>> {
+    let names: Vec<String> = value.split(',').map(str::trim).filter(|n| !n.is_empty()).map(str::to_owned).collect();
+    (!names.is_empty()).then_some(names)
+}
+
+/// Makes a batch of presale codes from the event page's form: a shared
+/// `code`, or (`code` empty) `count` unique ones.
+#[server(prefix = "/_app", endpoint = "admin/access_codes")]
+#[allow(clippy::too_many_arguments)]
+pub async fn create_access_codes(
+    event_id: EventId,
+    label: String,
+    code: String,
+    count: String,
+    max_uses: String,
+    limit_unit: String,
+    tiers: String,
+    sections: String,
+    starts_at: String,
+    ends_at: String,
+) -> Result<AccessCodeBatchId, AppError> {
+    let (engine, user) = staff().await?;
+    let code = Some(code.trim().to_owned()).filter(|c| !c.is_empty());
+    let count = match &code {
+        Some(_) => None,
+        None => Some(number("count", &count)?.ok_or_else(|| AppError::invalid("give a shared code, or how many unique codes to make"))?),
+    };
+    let new = frontrow_model::NewAccessCodes {
+        label,
+        code,
+        count: count.map(|n| u32::try_from(n).map_err(|_| AppError::invalid("count must be 1 or more"))).transpose()?,
+        max_uses: number("max_uses", &max_uses)?.unwrap_or(1),
+        limit_unit: if limit_unit == "orders" { frontrow_model::CodeLimitUnit::Orders } else { frontrow_model::CodeLimitUnit::Tickets },
+        tiers: names(&tiers),
+        sections: names(&sections),
+        starts_at: utc("starts_at", &starts_at)?.unwrap_or_else(chrono::Utc::now),
+        ends_at: utc("ends_at", &ends_at)?.ok_or_else(|| AppError::invalid("give the presale's end"))?,
+    };
+    let created = engine.create_access_codes(&user, event_id, &new).await?;
+    back_to(&format!("/admin/events/{event_id}?saved=1#presale"));
+    Ok(created.batch.batch_id)
+}
+
+/// Withdraws a batch of presale codes.
+#[server(prefix = "/_app", endpoint = "admin/revoke_access_codes")]
+pub async fn revoke_access_codes(event_id: EventId, batch_id: AccessCodeBatchId) -> Result<(), AppError> {
+    let (engine, user) = staff().await?;
+    engine.revoke_access_codes(&user, event_id, batch_id).await?;
+    back_to(&format!("/admin/events/{event_id}?saved=1#presale"));
     Ok(())
 }
 

@@ -14,6 +14,11 @@ pub fn navigate(url: &str) {
     let _ = window().location().assign(url);
 }
 
+/// Loads the page again from the server (what it shows has changed).
+pub fn reload() {
+    let _ = window().location().reload();
+}
+
 pub async fn sleep(ms: i32) {
     let promise = js_sys::Promise::new(&mut |resolve, _| {
         let _ = window().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);

@@ -9,9 +9,11 @@ mod cancel;
 mod checkout;
 mod map_tools;
 mod picker;
+mod presale;
 
 pub use auth::{AuthForm, SignOutButton};
 pub use cancel::CancelPanel;
 pub use checkout::CheckoutWatcher;
 pub use map_tools::MapTools;
 pub use picker::SeatPicker;
+pub use presale::PresaleCodeForm;

@@ -9,7 +9,7 @@ use leptos_router::hooks::use_query_map;
 
 use super::{long_date, param, redirect, set_status, short_date, status_word, NotFound};
 use crate::format::{availability, grouped, money, refund_terms, section_label};
-use crate::islands::{MapTools, SeatPicker};
+use crate::islands::{MapTools, PresaleCodeForm, SeatPicker};
 use crate::props::*;
 
 /// The event page's data, all from this instance's live seat map except the
@@ -54,8 +54,22 @@ pub async fn load_event_page(event_id: String, section: Option<String>, block: O
         None => (MapView::Whole, Shown::Whole, String::new()),
     };
     let user = crate::session::current_user(&session, &engine).await?;
-    // With the waiting room on, only admitted fans see the map.
-    let (gate, admission) = crate::session::waiting_room_gate(&session, &engine, &board.event, user.as_ref()).await?;
+    // During a presale, what the code this fan entered lets them hold.
+    let presale = match &user {
+        Some(_) if presale_running(&board.event, chrono::Utc::now()) => match crate::session::presale_pass(&session, &engine, id).await {
+            Ok(pass) => pass,
+            // As for the hold below: without the database the page is drawn without it.
+            Err(e) if e.kind == frontrow_model::ErrorKind::Unavailable => None,
+            Err(e) => return Err(e),
+        },
+        _ => None,
+    };
+    // With the waiting room on, only admitted fans see the map of the
+    // public sale; a presale's fans come in by their code.
+    let (gate, admission) = match presale {
+        Some(_) => (None, None),
+        None => crate::session::waiting_room_gate(&session, &engine, &board.event, user.as_ref()).await?,
+    };
     let hold = match &user {
         // The map itself is from memory; without the database the fan's own
         // hold cannot be read, so the page is drawn without it.
@@ -76,7 +90,7 @@ pub async fn load_event_page(event_id: String, section: Option<String>, block: O
     }
     let whole_map = matches!(shown, Shown::Overview) && layout.seats.len() <= settings.whole_at_most;
     let server_now_ms = board.taken_at.timestamp_millis();
-    let shared = hold.is_none() && gate.is_none() && admission.is_none();
+    let shared = hold.is_none() && gate.is_none() && admission.is_none() && presale.is_none();
     crate::server::RenderedPage::record(crate::server::PageFacts { server_now_ms: Some(server_now_ms), shared });
     Ok(Some(EventPageData {
         whole_map,
@@ -103,8 +117,15 @@ pub async fn load_event_page(event_id: String, section: Option<String>, block: O
         gate,
         admission_token: admission.as_ref().map(|a| a.0.clone()),
         queue_token: admission.and_then(|a| a.1),
+        presale,
         shown,
     }))
+}
+
+#[cfg(feature = "ssr")]
+/// Is one of the event's presales open now (before its public sale)?
+fn presale_running(event: &frontrow_model::Event, now: chrono::DateTime<chrono::Utc>) -> bool {
+    event.sale_opens_at > now && event.presales.iter().any(|p| p.is_open(now))
 }
 
 /// The signed-in fan, when their page of this event is the one every
@@ -127,7 +148,8 @@ pub async fn fan_sharing_the_page(
         Err(EngineError::NotFound) => return Ok(None),
         Err(e) => return Err(e.into()),
     };
-    if !live.facts().is_some_and(|event| event.published && !event.waiting_room_enabled) {
+    // During a presale the fan may have entered a code: their page is their own.
+    if !live.facts().is_some_and(|event| event.published && !event.waiting_room_enabled && !presale_running(&event, chrono::Utc::now())) {
         return Ok(None);
     }
     // The board knows whose tags are on its seats: most fans hold nothing
@@ -217,11 +239,12 @@ fn EventView(data: EventPageData) -> impl IntoView {
     };
     // The first-pick module lets this fan pick seats before the app has
     // arrived, up to the per-order limit, when picking can lead anywhere.
-    let pick_limit = (summary.status == EventStatus::OnSale && data.hold.is_none()).then_some(event.max_seats_per_order);
+    let on_sale = summary.status == EventStatus::OnSale || data.presale.is_some();
+    let pick_limit = (on_sale && data.hold.is_none()).then_some(event.max_seats_per_order);
     let picker = PickerProps {
         event_id: event.event_id,
         hold_ttl_seconds: event.hold_ttl_seconds,
-        on_sale: summary.status == EventStatus::OnSale,
+        on_sale,
         signed_in: data.signed_in,
         max_seats: event.max_seats_per_order,
         tiers: event.tiers.clone(),
@@ -275,6 +298,7 @@ fn EventView(data: EventPageData) -> impl IntoView {
                 <p class="meta">{event.venue.clone()} " · " {long_date(event.starts_at)}</p>
                 <p class=format!("availability {class}") id="availability" data-total=summary.seats_total data-available=summary.seats_available data-status=status>{text}</p>
                 {(summary.status == EventStatus::Scheduled).then(|| view! { <p class="notice">"Sale opens " {short_date(event.sale_opens_at)} "."</p> })}
+                {(summary.status == EventStatus::Scheduled).then(|| view! { <Presales event=event.clone() pass=data.presale.clone() signed_in=data.signed_in/> })}
                 <EventFacts event=event.clone()/>
             </header>
             <div class="event-body">
@@ -286,6 +310,38 @@ fn EventView(data: EventPageData) -> impl IntoView {
             </div>
         </article>
     }
+}
+
+/// The event's presales: the one open now (with the code form, or what the
+/// fan's code opens) and those to come.
+#[component]
+fn Presales(event: frontrow_model::Event, pass: Option<frontrow_model::PresalePass>, signed_in: bool) -> impl IntoView {
+    let now = chrono::Utc::now();
+    let (open, coming): (Vec<_>, Vec<_>) = event.presales.iter().filter(|p| p.ends_at > now).partition(|p| p.is_open(now));
+    if open.is_empty() && coming.is_empty() {
+        return None;
+    }
+    let window = |p: &&frontrow_model::Presale| format!("{} from {} to {}", p.label, short_date(p.starts_at), short_date(p.ends_at));
+    let coming = (!coming.is_empty()).then(|| view! { <p class="presales-coming">"Presale: " {coming.iter().map(window).collect::<Vec<_>>().join("; ")} "."</p> });
+    let now_open = match (open.first(), pass) {
+        (None, _) => None,
+        (Some(_), Some(pass)) => Some(view! {
+            <p class="presale-pass" id="presale-pass">"Presale for " {pass.label.clone()} ": your code opens " {pass.describe()} ", until " {short_date(pass.ends_at)} "."</p>
+        }.into_any()),
+        (Some(p), None) => {
+            let labels = open.iter().map(|p| p.label.clone()).collect::<Vec<_>>().join(", ");
+            let sign_in = format!("/signin?next=/events/{}", event.event_id);
+            Some(view! {
+                <p class="presale-open">"Presale for " {labels} " until " {short_date(p.ends_at)} ". Have a code? Enter it to choose seats now."</p>
+                {if signed_in {
+                    view! { <PresaleCodeForm event_id=event.event_id/> }.into_any()
+                } else {
+                    view! { <p><a href=sign_in>"Sign in"</a> " to enter your code."</p> }.into_any()
+                }}
+            }.into_any())
+        }
+    };
+    Some(view! { <section class="presale" id="presale" aria-label="Presale">{now_open}{coming}</section> })
 }
 
 /// What a fan looks for before choosing: when, where, who, the prices,

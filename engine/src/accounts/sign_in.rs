@@ -87,7 +87,7 @@ pub(crate) fn account_of(email: &str) -> String {
 impl Engine {
     /// Counts an attempt against an account or device before its password
     /// is checked, or refuses it with the seconds left of its back-off.
-    async fn count_attempt(&self, key: &str, free: i32) -> Result<()> {
+    pub(crate) async fn count_attempt(&self, key: &str, free: i32) -> Result<()> {
         let row = sqlx::query!(
             r#"WITH counted AS (
                    INSERT INTO sign_in_throttle AS t (key, failures, last_at) VALUES ($1, 1, now())
@@ -115,7 +115,7 @@ impl Engine {
         Err(EngineError::TooManyAttempts { retry_after: u64::try_from(wait).unwrap_or(1) })
     }
 
-    async fn clear_attempts(&self, key: &str) -> Result<()> {
+    pub(crate) async fn clear_attempts(&self, key: &str) -> Result<()> {
         sqlx::query!("DELETE FROM sign_in_throttle WHERE key = $1", key).execute(self.pool()).await?;
         Ok(())
     }
@@ -124,7 +124,7 @@ impl Engine {
     /// by its failures, after the fact: many fans behind one address (a
     /// venue's wifi, a carrier's NAT) sign in at once at an on-sale, and
     /// their attempts in flight must not shut each other out.
-    async fn check_address(&self, key: &str) -> Result<()> {
+    pub(crate) async fn check_address(&self, key: &str) -> Result<()> {
         let wait = sqlx::query_scalar!(
             r#"SELECT ceil(extract(epoch FROM last_at + make_interval(secs => least(power(2, failures - $2), $3)) - now()))::bigint AS "wait_secs!"
                  FROM sign_in_throttle
@@ -146,7 +146,7 @@ impl Engine {
         }
     }
 
-    async fn count_address_failure(&self, key: &str) -> Result<()> {
+    pub(crate) async fn count_address_failure(&self, key: &str) -> Result<()> {
         sqlx::query!(
             r#"INSERT INTO sign_in_throttle AS t (key, failures, last_at) VALUES ($1, 1, now())
                ON CONFLICT (key) DO UPDATE

@@ -1,6 +1,8 @@
 //! The box office: counter sales, blocking seats, check-in at the door,
-//! the staff's reports and live figures, and the invariant audit.
+//! presale codes, the staff's reports and live figures, and the invariant
+//! audit.
 
+pub mod access_codes;
 pub(crate) mod audit;
 pub(crate) mod blocks;
 pub(crate) mod checkin;

@@ -11,7 +11,7 @@
 use frontrow_model::{EventId, SeatId, SeatStatus, UserId};
 use rand::Rng;
 
-use crate::queue::admission::Admission;
+use crate::sale::presale::Access;
 use crate::error::{EngineError, Result};
 use crate::venue::live::BoardSnapshot;
 use crate::Engine;
@@ -180,7 +180,8 @@ impl Engine {
     /// fresh look; at an on-sale many fans look at once and all see the same
     /// best seats, so each retry chooses at random among a widening set of the
     /// next-best placements instead of stampeding the same ones again.
-    pub async fn hold_best(&self, fan: UserId, event_id: EventId, count: usize, tier: &str, admission: Option<&Admission>) -> Result<frontrow_model::Hold> {
+    pub async fn hold_best(&self, fan: UserId, event_id: EventId, count: usize, tier: &str, access: impl Into<Access<'_>>) -> Result<frontrow_model::Hold> {
+        let access = access.into();
         if count == 0 || count > frontrow_model::MAX_SEATS_PER_REQUEST {
             return Err(EngineError::invalid(format!("count must be 1 to {}", frontrow_model::MAX_SEATS_PER_REQUEST)));
         }
@@ -188,7 +189,7 @@ impl Engine {
             return Err(EngineError::invalid("tier must be 1 to 32 characters"));
         }
         // Refused callers cost no look at the seats.
-        self.hold_rules(event_id, fan, admission).await?;
+        self.hold_rules(event_id, fan, access).await?;
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -204,7 +205,7 @@ impl Engine {
                 // A tier sold as standing: any places of its roomiest area.
                 if let Some(section) = roomiest_area(&board, tier_index, count) {
                     let places = frontrow_model::StandingPlaces { section, count: count as i32 };
-                    return self.hold_places(fan, event_id, &places, admission, None).await.map(|held| held.hold);
+                    return self.hold_places(fan, event_id, &places, access, None).await.map(|held| held.hold);
                 }
             }
             // The first look takes the best; a retry draws among more.
@@ -214,7 +215,7 @@ impl Engine {
             }
             let choice = if attempt == 1 { 0 } else { rand::thread_rng().gen_range(0..options.len().min(attempt * 3)) };
             let seat_ids: Vec<SeatId> = options.swap_remove(choice).into_iter().map(|id| SeatId::parse(id.to_owned())).collect::<std::result::Result<_, _>>()?;
-            match self.hold_seats(fan, event_id, &seat_ids, admission, None).await {
+            match self.hold_seats(fan, event_id, &seat_ids, access, None).await {
                 Err(EngineError::SeatsUnavailable { .. }) if attempt < MAX_ATTEMPTS => continue,
                 other => return other.map(|held| held.hold),
             }

@@ -31,6 +31,9 @@ pub(crate) struct HoldRequest {
     /// The fan showed a valid admission to the event's waiting room (the
     /// database decides whether the event needs one).
     pub admitted: bool,
+    /// The presale code presented (its id), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<uuid::Uuid>,
 }
 
 /// What the database decided for one request: the whole answer.
@@ -52,8 +55,15 @@ pub(crate) enum HoldOutcome {
     HoldEnded,
     /// The event's waiting room is on and the fan was not admitted.
     NotAdmitted,
-    /// The sale has not opened.
+    /// The sale has not opened (and no presale code was presented).
     NotOpen,
+    /// The presale code opens nothing now (not this event's, withdrawn,
+    /// outside its window).
+    CodeClosed,
+    /// The presale code does not open these seats.
+    CodeScope,
+    /// Every use of the presale code is taken.
+    CodeUsedUp,
     /// Unpublished or cancelled.
     Closed,
 }
@@ -106,6 +116,9 @@ async fn call(connection: &mut PgConnection, event_id: EventId, requests: &[Hold
             ("hold_ended", ..) => Ok(HoldOutcome::HoldEnded),
             ("not_admitted", ..) => Ok(HoldOutcome::NotAdmitted),
             ("not_open", ..) => Ok(HoldOutcome::NotOpen),
+            ("code_closed", ..) => Ok(HoldOutcome::CodeClosed),
+            ("code_scope", ..) => Ok(HoldOutcome::CodeScope),
+            ("code_used_up", ..) => Ok(HoldOutcome::CodeUsedUp),
             ("closed", ..) => Ok(HoldOutcome::Closed),
             (other, ..) => Err(EngineError::Internal(format!("hold_batch answered {other:?}"))),
         };

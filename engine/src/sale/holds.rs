@@ -13,10 +13,10 @@ use chrono::{DateTime, Utc};
 use frontrow_model::{seat_list, EventId, Hold, HoldId, HoldState, HoldStatus, HoldToken, IdempotencyKey, SeatId, StandingPlaces, UserId};
 use uuid::Uuid;
 
-use crate::queue::admission::Admission;
 use crate::venue::catalogue::EventRules;
 use crate::error::{EngineError, Result};
 use crate::sale::hold_batch::{HoldBatcher, HoldOutcome, HoldRequest};
+use crate::sale::presale::Access;
 use crate::sale::release_batch::ReleaseBatcher;
 use crate::sale::seats::ReleaseRequest;
 use crate::sale::seats;
@@ -49,7 +49,8 @@ fn hold_request_hash(event_id: EventId, seat_ids: &[String]) -> String {
 
 impl Engine {
     /// Claims every seat in `seat_ids` for `fan`, or none of them. An event
-    /// whose waiting room is on needs the fan's [`Admission`].
+    /// whose waiting room is on needs the fan's admission, and before the
+    /// public sale a presale code must open the seats ([`Access`]).
     ///
     /// A retry is safe: with the `key` of an earlier request for the same
     /// seats, that hold comes back while it lives (another request under the
@@ -61,10 +62,10 @@ impl Engine {
         fan: UserId,
         event_id: EventId,
         seat_ids: &[SeatId],
-        admission: Option<&Admission>,
+        access: impl Into<Access<'_>>,
         key: Option<&IdempotencyKey>,
     ) -> Result<Held> {
-        let outcome = match self.hold_seats(fan, event_id, seat_ids, admission, key).await {
+        let outcome = match self.hold_seats(fan, event_id, seat_ids, access, key).await {
             // A lost race: offer the nearest seats that are free together.
             Err(EngineError::SeatsUnavailable { conflict_seats, .. }) => {
                 let suggestion = self.nearest_free(event_id, &conflict_seats, seat_ids.len()).await;
@@ -83,10 +84,10 @@ impl Engine {
         fan: UserId,
         event_id: EventId,
         places: &StandingPlaces,
-        admission: Option<&Admission>,
+        access: impl Into<Access<'_>>,
         key: Option<&IdempotencyKey>,
     ) -> Result<Held> {
-        let outcome = self.hold_wanted(fan, event_id, Wanted::Places(places), admission, key).await;
+        let outcome = self.hold_wanted(fan, event_id, Wanted::Places(places), access.into(), key).await;
         record_hold_metric(&outcome);
         outcome
     }
@@ -97,11 +98,11 @@ impl Engine {
         fan: UserId,
         event_id: EventId,
         seat_ids: &[SeatId],
-        admission: Option<&Admission>,
+        access: impl Into<Access<'_>>,
         key: Option<&IdempotencyKey>,
     ) -> Result<Held> {
         seat_list(seat_ids)?;
-        self.hold_wanted(fan, event_id, Wanted::Seats(seat_ids), admission, key).await
+        self.hold_wanted(fan, event_id, Wanted::Seats(seat_ids), access.into(), key).await
     }
 
     async fn hold_wanted(
@@ -109,10 +110,10 @@ impl Engine {
         fan: UserId,
         event_id: EventId,
         wanted: Wanted<'_>,
-        admission: Option<&Admission>,
+        access: Access<'_>,
         key: Option<&IdempotencyKey>,
     ) -> Result<Held> {
-        let rules = self.hold_rules(event_id, fan, admission).await?;
+        let rules = self.hold_rules(event_id, fan, access).await?;
         let live = self.board().event(event_id).await?;
         // Until the board hears of this hold, it must not say the fan has none.
         live.note_hold_asked(fan);
@@ -147,7 +148,8 @@ impl Engine {
             token,
             key: key.map(|k| k.as_str().to_owned()),
             hash: request_hash,
-            admitted: admission.is_some_and(|a| a.admits(event_id, fan)),
+            admitted: access.admits(event_id, fan),
+            code: access.presale_code(event_id),
         };
         // Under load, seats this instance's board shows taken by someone
         // else (or an area with too few places free) would be refused by
@@ -190,8 +192,11 @@ impl Engine {
             HoldOutcome::HoldEnded => Err(EngineError::HoldExpired),
             HoldOutcome::NotAdmitted => Err(EngineError::NotAdmitted),
             HoldOutcome::NotOpen => Err(EngineError::SaleNotOpen),
+            HoldOutcome::CodeClosed => Err(EngineError::AccessCodeInvalid),
+            HoldOutcome::CodeScope => Err(EngineError::AccessCodeScope),
+            HoldOutcome::CodeUsedUp => Err(EngineError::AccessCodeUsedUp),
             // Unpublished or cancelled since the board heard: say which.
-            HoldOutcome::Closed => Err(self.rules(event_id).await?.check_can_hold(fan, admission).err().unwrap_or(EngineError::NotFound)),
+            HoldOutcome::Closed => Err(self.rules(event_id).await?.check_can_hold(fan, access).err().unwrap_or(EngineError::NotFound)),
             // The contract answers a fan's unknown seat ids 422.
             HoldOutcome::Unknown(unknown) => Err(EngineError::InvalidInput(format!("unknown seat ids: {}", unknown.join(", ")))),
             HoldOutcome::Conflict { free } => Err(match &area {
@@ -206,15 +211,15 @@ impl Engine {
     /// it is given, so a change the board has not heard of yet never turns a
     /// fan away; and `hold_batch` reads the rules again from the event's
     /// row, so it never lets one in either.
-    pub(crate) async fn hold_rules(&self, event_id: EventId, fan: UserId, admission: Option<&Admission>) -> Result<EventRules> {
+    pub(crate) async fn hold_rules(&self, event_id: EventId, fan: UserId, access: Access<'_>) -> Result<EventRules> {
         let live = self.board().event(event_id).await?;
         if let Some(rules) = live.facts().map(|event| EventRules::from(&*event)) {
-            if rules.check_can_hold(fan, admission).is_ok() {
+            if rules.check_can_hold(fan, access).is_ok() {
                 return Ok(rules);
             }
         }
         let rules = self.rules(event_id).await?;
-        rules.check_can_hold(fan, admission)?;
+        rules.check_can_hold(fan, access)?;
         Ok(rules)
     }
 

@@ -8,7 +8,9 @@
 //! - [`checkout`]: from a hold to a booking, payment in between;
 //!   [`bookings`]: reading what was sold;
 //! - [`reaper`]: lapsed holds returned in batches;
-//! - [`ticket_types`]: the type of each seat a checkout pays for.
+//! - [`ticket_types`]: the type of each seat a checkout pays for;
+//! - [`presale`]: presale codes as fans enter them, and [`presale::Access`],
+//!   what lets a fan hold (an admission, a presale code).
 
 pub mod best;
 pub(crate) mod bookings;
@@ -16,6 +18,7 @@ pub mod checkout;
 pub(crate) mod group_commit;
 pub mod hold_batch;
 pub(crate) mod holds;
+pub mod presale;
 pub(crate) mod reaper;
 pub(crate) mod release_batch;
 pub mod seats;

@@ -97,7 +97,7 @@ pub struct SummaryQuery {
     pub by: SalesBy,
 }
 
-fn csv(filename: String, body: String) -> Response {
+pub(super) fn csv(filename: String, body: String) -> Response {
     (
         [(header::CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()), (header::CONTENT_DISPOSITION, format!("attachment; filename=\"{filename}\""))],
         body,

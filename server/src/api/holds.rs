@@ -5,7 +5,8 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use frontrow_engine::sale::checkout::CheckoutRequest;
-use frontrow_engine::{Admission, Held};
+use frontrow_engine::Held;
+use frontrow_session::Pass;
 use frontrow_model::{
     Booking, BookingId, CancelRequest, Cancellation, CheckoutAnswer, CheckoutId, CheckoutView, ErrorKind, EventId, Hold, HoldId, HoldStatus, HoldToken, IdempotencyKey, PaymentToken, SeatId, StandingPlaces, TicketChoices, User,
 };
@@ -67,10 +68,11 @@ fn admission_header(headers: &HeaderMap) -> ApiResult<Option<&str>> {
         .transpose()
 }
 
-/// The fan's admission to the event's waiting room, from the
-/// `X-Admission-Token` header (none without one).
-async fn admission(state: &AppState, session: &Session, user: &User, event_id: EventId, headers: &HeaderMap) -> ApiResult<Option<Admission>> {
-    Ok(frontrow_session::admission(session, &state.engine, event_id, user.user_id, admission_header(headers)?).await?)
+/// What lets the fan hold: their admission to the event's waiting room,
+/// from the `X-Admission-Token` header (none without one), and the presale
+/// code their session entered for the event (`POST .../presale-code`).
+async fn pass(state: &AppState, session: &Session, user: &User, event_id: EventId, headers: &HeaderMap) -> ApiResult<Pass> {
+    Ok(frontrow_session::pass(session, &state.engine, event_id, user.user_id, admission_header(headers)?).await?)
 }
 
 /// A new hold is 201; the same request's hold again, 200.
@@ -87,7 +89,7 @@ fn hold_answer(held: Held) -> (StatusCode, Json<Hold>) {
               (status = 409, description = "seats_unavailable, with conflict_seats; or idempotency_key_reused", body = AppError),
               (status = 410, description = "hold_expired: the hold this key made has ended", body = AppError),
               (status = 422, description = "invalid_input (seat ids this event does not have) or too_many_seats (over the event's max_seats_per_order with this fan's other holds)", body = AppError),
-              (status = 403, description = "sale_not_open, not_admitted or csrf", body = AppError)))]
+              (status = 403, description = "sale_not_open (before the public sale, only a presale code entered with POST .../presale-code opens seats), not_admitted, access_code_invalid, access_code_scope or csrf", body = AppError)))]
 pub async fn create_hold(
     State(state): State<AppState>,
     session: Session,
@@ -98,8 +100,8 @@ pub async fn create_hold(
 ) -> ApiResult<(StatusCode, Json<Hold>)> {
     limit_fan(&state, &user)?;
     let key = optional_key(&headers)?;
-    let admission = admission(&state, &session, &user, event_id, &headers).await?;
-    let held = state.engine.hold(user.user_id, event_id, &body.seat_ids, admission.as_ref(), key.as_ref()).await?;
+    let pass = pass(&state, &session, &user, event_id, &headers).await?;
+    let held = state.engine.hold(user.user_id, event_id, &body.seat_ids, pass.access(), key.as_ref()).await?;
     Ok(hold_answer(held))
 }
 
@@ -118,7 +120,7 @@ fn optional_key(headers: &HeaderMap) -> ApiResult<Option<IdempotencyKey>> {
     request_body = BestAvailableBody, security(("session" = [])),
     responses((status = 201, body = Hold), (status = 409, description = "no_seats_together", body = AppError),
               (status = 422, description = "invalid_input or too_many_seats", body = AppError),
-              (status = 403, description = "sale_not_open, not_admitted or csrf", body = AppError)))]
+              (status = 403, description = "sale_not_open (before the public sale, only a presale code entered with POST .../presale-code opens seats), not_admitted, access_code_invalid, access_code_scope or csrf", body = AppError)))]
 pub async fn hold_best(
     State(state): State<AppState>,
     session: Session,
@@ -128,8 +130,8 @@ pub async fn hold_best(
     ApiJson(body): ApiJson<BestAvailableBody>,
 ) -> ApiResult<(StatusCode, Json<Hold>)> {
     limit_fan(&state, &user)?;
-    let admission = admission(&state, &session, &user, event_id, &headers).await?;
-    let hold = state.engine.hold_best(user.user_id, event_id, body.count, &body.tier, admission.as_ref()).await?;
+    let pass = pass(&state, &session, &user, event_id, &headers).await?;
+    let hold = state.engine.hold_best(user.user_id, event_id, body.count, &body.tier, pass.access()).await?;
     Ok((StatusCode::CREATED, Json(hold)))
 }
 
@@ -144,7 +146,7 @@ pub async fn hold_best(
               (status = 410, description = "hold_expired: the hold this key made has ended", body = AppError),
               (status = 404, description = "not_found: no such event, or no such standing area in it", body = AppError),
               (status = 422, description = "invalid_input or too_many_seats (over the event's max_seats_per_order with this fan's other holds)", body = AppError),
-              (status = 403, description = "sale_not_open, not_admitted or csrf", body = AppError)))]
+              (status = 403, description = "sale_not_open (before the public sale, only a presale code entered with POST .../presale-code opens seats), not_admitted, access_code_invalid, access_code_scope or csrf", body = AppError)))]
 pub async fn hold_places(
     State(state): State<AppState>,
     session: Session,
@@ -155,8 +157,8 @@ pub async fn hold_places(
 ) -> ApiResult<(StatusCode, Json<Hold>)> {
     limit_fan(&state, &user)?;
     let key = optional_key(&headers)?;
-    let admission = admission(&state, &session, &user, event_id, &headers).await?;
-    let held = state.engine.hold_places(user.user_id, event_id, &body, admission.as_ref(), key.as_ref()).await?;
+    let pass = pass(&state, &session, &user, event_id, &headers).await?;
+    let held = state.engine.hold_places(user.user_id, event_id, &body, pass.access(), key.as_ref()).await?;
     Ok(hold_answer(held))
 }
 

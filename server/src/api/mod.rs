@@ -10,6 +10,7 @@ pub mod extract;
 pub mod holds;
 pub mod live;
 pub mod ops;
+pub mod presale;
 pub mod queue;
 
 
@@ -44,6 +45,7 @@ pub const SESSION_COOKIE: &str = "frontrow_session";
         admin::change_log, admin::change_log_csv, admin::sales_csv, admin::sales_summary_csv,
         admin::list_layouts, admin::save_layout, admin::get_layout, admin::list_users, admin::create_user, admin::change_user,
         queue::join, queue::status, queue::stats, queue::configure,
+        presale::enter_code, presale::create_codes, presale::list_codes, presale::codes_csv, presale::revoke_codes,
         ops::healthz, ops::readyz, ops::metrics,
     ),
     components(schemas(AppError)),
@@ -146,6 +148,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/api/v1/holds/{hold_id}/checkout", post(holds::checkout))
         .route("/api/v1/bookings/{booking_id}/cancel", post(holds::cancel_tickets))
         .route("/api/v1/events/{event_id}/queue", post(queue::join))
+        .route("/api/v1/events/{event_id}/presale-code", post(presale::enter_code))
         .route("/api/v1/events/{event_id}/queue/{queue_token}", get(queue::status))
         .route("/api/v1/me/email-code", post(auth::send_email_code))
         .route("/api/v1/me/email-code/confirm", post(auth::confirm_email_code))
@@ -187,6 +190,9 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/api/v1/admin/layouts/{layout_id}", get(admin::get_layout))
         .route("/api/v1/admin/users", get(admin::list_users).post(admin::create_user))
         .route("/api/v1/admin/users/{user_id}", axum::routing::patch(admin::change_user))
+        .route("/api/v1/admin/events/{event_id}/access-codes", post(presale::create_codes).get(presale::list_codes))
+        .route("/api/v1/admin/events/{event_id}/access-codes/{batch_id}/codes.csv", get(presale::codes_csv))
+        .route("/api/v1/admin/events/{event_id}/access-codes/{batch_id}/revoke", post(presale::revoke_codes))
         .route("/api/v1/admin/events/{event_id}/waiting-room", get(queue::stats).patch(queue::configure))
         .route("/api/openapi.json", get(openapi_json))
         .route("/api/{*rest}", axum::routing::any(|| async { AppError::not_found() }))

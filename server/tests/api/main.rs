@@ -23,6 +23,7 @@ mod mail;
 mod outage;
 mod pages;
 mod payment_http;
+mod presale;
 mod server_fns;
 mod sessions;
 mod sign_in;

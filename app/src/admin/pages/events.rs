@@ -1,12 +1,13 @@
 //! The staff home (events with live figures, what needs attention), a new
 //! event, and one event's settings, waiting room and cancellation.
 
-use frontrow_model::{AppError, AttentionState, AuditReport, Event, EventId, Layout, PaymentAttention, QueueStats, RefundPolicy, StaffEventLine, TicketType, CATEGORIES};
+use frontrow_model::{AccessCodeBatch, AppError, AttentionState, AuditReport, Event, EventId, Layout, PaymentAttention, QueueStats, RefundPolicy, StaffEventLine, TicketType, CATEGORIES};
 use leptos::prelude::*;
 use leptos::server_fn::ServerFn;
 use serde::{Deserialize, Serialize};
 
 use super::param;
+use super::presale::PresaleCodes;
 use crate::admin::actions::{CancelEvent, ConfigureQueue, CreateEvent, UpdateEvent};
 use crate::admin::{local_input, refused, when, word, Frame};
 use crate::format::money;
@@ -210,16 +211,18 @@ pub struct StaffEvent {
     pub line: StaffEventLine,
     pub queue: QueueStats,
     pub audit: AuditReport,
+    pub presales: Vec<AccessCodeBatch>,
 }
 
 #[server(prefix = "/_app")]
 pub async fn load_staff_event(event_id: String) -> Result<StaffEvent, AppError> {
     // A malformed id names nothing, whoever asks.
     let id: EventId = event_id.parse().map_err(|_| AppError::not_found())?;
-    let (engine, _) = crate::server::staff().await?;
+    let (engine, user) = crate::server::staff().await?;
     let event = engine.event(id).await?;
     let line = engine.staff_events().await?.into_iter().find(|e| e.event_id == id).ok_or_else(AppError::not_found)?;
-    Ok(StaffEvent { queue: engine.queue_stats(id).await?, audit: engine.audit(Some(id)).await?, event, line })
+    let presales = engine.access_code_batches(&user, id).await?;
+    Ok(StaffEvent { queue: engine.queue_stats(id).await?, audit: engine.audit(Some(id)).await?, event, line, presales })
 }
 
 #[component]
@@ -245,7 +248,7 @@ pub fn StaffEventPage() -> impl IntoView {
 
 #[component]
 fn EventSettings(data: StaffEvent) -> impl IntoView {
-    let StaffEvent { event, line, queue, audit } = data;
+    let StaffEvent { event, line, queue, audit, presales } = data;
     let id = event.event_id;
     let cancelled = event.cancelled_at.is_some();
     view! {
@@ -284,6 +287,8 @@ fn EventSettings(data: StaffEvent) -> impl IntoView {
                     <button class="primary" type="submit">"Save"</button>
                 </form>
                 <p class="hint">"Prices: " {event.tiers.iter().map(|t| format!("{} {}", t.tier, money(i64::from(t.price_cents)))).collect::<Vec<_>>().join(", ")}</p>
+
+                <PresaleCodes event=event.clone() batches=presales/>
 
                 <h2 id="waiting-room">"Waiting room"</h2>
                 <dl class="queue-figures">

@@ -6,6 +6,7 @@ mod events;
 mod figures;
 mod layouts;
 mod money;
+mod presale;
 mod seats;
 mod staff;
 

@@ -9,7 +9,7 @@ use frontrow_model::{
 };
 use uuid::Uuid;
 
-use crate::queue::admission::Admission;
+use crate::sale::presale::Access;
 use crate::changelog;
 use crate::error::{EngineError, Result};
 use crate::Engine;
@@ -232,17 +232,21 @@ impl From<&Event> for EventRules {
 
 impl EventRules {
     /// May `fan` hold seats of this event now?
-    pub fn check_can_hold(&self, fan: UserId, admission: Option<&Admission>) -> Result<()> {
+    /// Before the public sale, a fan presenting a presale code may try (the
+    /// hold checks the code); the waiting room admits to the public sale.
+    pub fn check_can_hold(&self, fan: UserId, access: Access<'_>) -> Result<()> {
         if !self.published {
             return Err(EngineError::NotFound);
         }
         if self.cancelled {
             return Err(EngineError::EventCancelled);
         }
-        if self.waiting_room_enabled && !admission.is_some_and(|a| a.admits(self.event_id, fan)) {
+        let before_sale = self.sale_opens_at > Utc::now();
+        let presale = before_sale && access.presale_code(self.event_id).is_some();
+        if self.waiting_room_enabled && !presale && !access.admits(self.event_id, fan) {
             return Err(EngineError::NotAdmitted);
         }
-        if self.sale_opens_at > Utc::now() {
+        if before_sale && !presale {
             return Err(EngineError::SaleNotOpen);
         }
         Ok(())
@@ -554,6 +558,17 @@ pub(crate) async fn load_event(pool: &sqlx::PgPool, event_id: EventId) -> Result
     )
     .fetch_all(pool)
     .await?;
+    // Presales fans may still meet (withdrawn or ended ones are not shown).
+    let presales = sqlx::query_as!(
+        frontrow_model::Presale,
+        r#"SELECT DISTINCT label AS "label!", starts_at AS "starts_at!: DateTime<Utc>", ends_at AS "ends_at!: DateTime<Utc>"
+             FROM access_code_batches
+            WHERE event_id = $1 AND revoked_at IS NULL AND ends_at > now()
+            ORDER BY 2, 3, 1"#,
+        event_id.as_uuid()
+    )
+    .fetch_all(pool)
+    .await?;
     let mut ticket_types: Vec<TicketType> = Vec::new();
     for p in priced {
         let price = TierPrice { tier: p.tier, price_cents: p.price_cents };
@@ -579,6 +594,7 @@ pub(crate) async fn load_event(pool: &sqlx::PgPool, event_id: EventId) -> Result
         refund_policy: RefundPolicy { cancel_until_hours: e.cancel_until_hours, keep_percent: e.cancel_keep_percent, fee_cents: e.cancel_fee_cents },
         tiers,
         ticket_types,
+        presales,
     })
 }
 

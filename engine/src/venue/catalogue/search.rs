@@ -138,6 +138,7 @@ mod tests {
                 refund_policy: Default::default(),
                 tiers: Vec::new(),
                 ticket_types: Vec::new(),
+                presales: Vec::new(),
             },
             status,
             seats_total: 10,
