@@ -63,6 +63,7 @@ pub fn countdown(ms: i64) -> String {
 pub fn availability(status: &str, available: i64, total: i64) -> (String, &'static str) {
     match status {
         "sold_out" => ("Sold out".to_owned(), "sold-out"),
+        "all_held" => ("Every seat is held right now: some may come back".to_owned(), "all-held"),
         "scheduled" => ("On sale soon".to_owned(), "upcoming"),
         "past" => ("Event over".to_owned(), "past"),
         "cancelled" => ("Cancelled".to_owned(), "cancelled"),

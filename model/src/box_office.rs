@@ -5,7 +5,8 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::event::{EventStatus, NewSection, RefundPolicy, TicketType};
+use crate::event::{EventStatus, NewSection};
+use crate::terms::{RefundPolicy, TicketType};
 use crate::ids::{BookingId, CheckoutId, EventId, LayoutId, PaymentId, PaymentToken, SeatId, TicketId, UserId};
 use crate::order::{BookingStatus, Channel, TicketChoices};
 use crate::user::Role;

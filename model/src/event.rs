@@ -1,19 +1,11 @@
 //! Events, their seats, and the layouts staff describe them with.
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::ids::{EventId, LayoutId};
+use crate::terms::{RefundPolicy, TicketType, TierPrice};
 use crate::venue::{Placement, SectionKind, Stage, StandingArea};
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct TierPrice {
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 32, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
-    pub tier: String,
-    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 10_000_000))]
-    pub price_cents: i32,
-}
 
 /// An event: what it is, when, and its booking rules. Every view of an
 /// event (the list, the detail, the page, the staff screens) is this plus
@@ -55,32 +47,6 @@ pub struct Event {
     pub presales: Vec<crate::presale::Presale>,
 }
 
-/// A kind of ticket (adult, child, concession, ...) and its price in each
-/// tier it is sold in (a type may be absent from a tier). Where several
-/// are sold, a seat is of the first one listed unless the buyer chooses.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct TicketType {
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 32, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
-    pub name: String,
-    /// Its price in each tier it is sold in (each tier once).
-    #[cfg_attr(feature = "openapi", schema(min_items = 1, max_items = 20))]
-    pub prices: Vec<TierPrice>,
-}
-
-impl TicketType {
-    pub fn price_in(&self, tier: &str) -> Option<i32> {
-        self.prices.iter().find(|p| p.tier == tier).map(|p| p.price_cents)
-    }
-
-    /// The types sold in `tier`, in the event's order (the first is a
-    /// seat's type when none is chosen), with their prices there.
-    pub fn sold_in(types: &[TicketType], tier: &str) -> Vec<(String, i32)> {
-        types.iter().filter_map(|t| t.price_in(tier).map(|cents| (t.name.clone(), cents))).collect()
-    }
-}
-
 /// What a fan searches by and reads on an event's page, beyond its name,
 /// category and venue. Every field may be left empty.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -105,52 +71,6 @@ pub struct EventDetails {
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(max_length = 2000))]
     pub notes: String,
-}
-
-/// Whether fans may cancel their own tickets, until when, and what the
-/// seller keeps of each ticket's price: `keep_percent` of it plus
-/// `fee_cents`, never more than the price. The default offers no
-/// cancelling (staff can still refund).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct RefundPolicy {
-    /// Fans may cancel until this many hours before the start; null: fans
-    /// cannot cancel.
-    #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 8760))]
-    pub cancel_until_hours: Option<i32>,
-    /// The share of each ticket's price the seller keeps, in percent.
-    #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 100))]
-    pub keep_percent: i32,
-    /// A fee per ticket the seller keeps as well.
-    #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 10_000_000))]
-    pub fee_cents: i32,
-}
-
-impl RefundPolicy {
-    /// Every cent back (a refund by staff); offers fans no cancelling.
-    pub const FULL: RefundPolicy = RefundPolicy { cancel_until_hours: None, keep_percent: 0, fee_cents: 0 };
-
-    /// When fans can no longer cancel (none: they never could).
-    pub fn deadline(&self, starts_at: DateTime<Utc>) -> Option<DateTime<Utc>> {
-        self.cancel_until_hours.map(|hours| starts_at - Duration::hours(i64::from(hours)))
-    }
-
-    /// What the seller keeps of a ticket at this price.
-    pub fn kept_of(&self, price_cents: i32) -> i64 {
-        let price = i64::from(price_cents.max(0));
-        // Half a cent and up rounds up, in the seller's favour as shops do.
-        let share = (price * i64::from(self.keep_percent.clamp(0, 100)) + 50) / 100;
-        (share + i64::from(self.fee_cents.max(0))).min(price)
-    }
-
-    /// What a fan gets back for a ticket at this price.
-    pub fn refund_of(&self, price_cents: i32) -> i64 {
-        i64::from(price_cents.max(0)) - self.kept_of(price_cents)
-    }
 }
 
 /// Performer names in the API's schema: 1 to 20 of them, each 1 to 100
@@ -184,6 +104,10 @@ pub enum EventStatus {
     /// The sale has not opened yet.
     Scheduled,
     OnSale,
+    /// Nothing is free now, but seats are held or being paid for: some may
+    /// come back (a hold lapses, a payment fails).
+    AllHeld,
+    /// Every seat is sold (or off sale).
     SoldOut,
     Cancelled,
     /// The show has started or is over.
@@ -191,13 +115,16 @@ pub enum EventStatus {
 }
 
 impl EventStatus {
-    pub fn of(event: &Event, available: i64, now: DateTime<Utc>) -> Self {
+    /// `available` seats free now, `held` held or being paid for.
+    pub fn of(event: &Event, available: i64, held: i64, now: DateTime<Utc>) -> Self {
         if event.cancelled_at.is_some() {
             EventStatus::Cancelled
         } else if event.starts_at <= now {
             EventStatus::Past
         } else if event.sale_opens_at > now {
             EventStatus::Scheduled
+        } else if available == 0 && held > 0 {
+            EventStatus::AllHeld
         } else if available == 0 {
             EventStatus::SoldOut
         } else {
@@ -215,6 +142,9 @@ pub struct EventSummary {
     pub status: EventStatus,
     pub seats_total: i64,
     pub seats_available: i64,
+    /// Seats held or being paid for now (they may come back).
+    #[serde(default)]
+    pub seats_held: i64,
     /// The cheapest and dearest tier.
     pub price_min_cents: i32,
     pub price_max_cents: i32,
@@ -484,6 +414,7 @@ pub struct CreatedEvent {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chrono::Duration;
 
     fn event(starts_in: i64, opens_in: i64) -> Event {
         let now = Utc::now();
@@ -511,13 +442,14 @@ mod tests {
     #[test]
     fn an_events_status_follows_the_clock_the_seats_and_a_cancellation() {
         let now = Utc::now();
-        assert_eq!(EventStatus::of(&event(10, -1), 5, now), EventStatus::OnSale);
-        assert_eq!(EventStatus::of(&event(10, -1), 0, now), EventStatus::SoldOut);
-        assert_eq!(EventStatus::of(&event(10, 1), 5, now), EventStatus::Scheduled);
-        assert_eq!(EventStatus::of(&event(-1, -2), 5, now), EventStatus::Past);
+        assert_eq!(EventStatus::of(&event(10, -1), 5, 0, now), EventStatus::OnSale);
+        assert_eq!(EventStatus::of(&event(10, -1), 0, 0, now), EventStatus::SoldOut);
+        assert_eq!(EventStatus::of(&event(10, -1), 0, 2, now), EventStatus::AllHeld, "held seats may come back");
+        assert_eq!(EventStatus::of(&event(10, 1), 5, 0, now), EventStatus::Scheduled);
+        assert_eq!(EventStatus::of(&event(-1, -2), 5, 0, now), EventStatus::Past);
         let mut cancelled = event(10, -1);
         cancelled.cancelled_at = Some(now);
-        assert_eq!(EventStatus::of(&cancelled, 5, now), EventStatus::Cancelled);
+        assert_eq!(EventStatus::of(&cancelled, 5, 0, now), EventStatus::Cancelled);
     }
 
     #[test]
@@ -527,6 +459,7 @@ mod tests {
             status: EventStatus::OnSale,
             seats_total: 3,
             seats_available: 2,
+            seats_held: 0,
             price_min_cents: 1,
             price_max_cents: 2,
         };

@@ -16,6 +16,7 @@ pub mod order;
 pub mod presale;
 pub mod queue;
 pub mod search;
+pub mod terms;
 pub mod user;
 pub mod venue;
 
@@ -27,5 +28,6 @@ pub use order::*;
 pub use presale::*;
 pub use queue::*;
 pub use search::*;
+pub use terms::*;
 pub use user::*;
 pub use venue::*;

@@ -9,8 +9,12 @@ use serde::{Deserialize, Serialize};
 pub enum QueueState {
     Waiting,
     Admitted,
-    /// No seats remain: waiting longer would not help.
+    /// Every seat is sold (or off sale): waiting longer would not help.
     SoldOut,
+    /// No seat is free now, but some are held or being paid for and may
+    /// come back (a hold lapses, a payment fails): the fan keeps their
+    /// place (`position`; no ETA while nothing is free).
+    AllHeld,
     /// The fan's admission lapsed; joining again puts them at the back.
     Expired,
 }

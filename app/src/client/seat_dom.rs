@@ -81,8 +81,18 @@ pub fn show_availability(available: i64) {
     let total: i64 = line.get_attribute("data-total").and_then(|t| t.parse().ok()).unwrap_or(0);
     let status = line.get_attribute("data-status").unwrap_or_default();
     let status = match status.as_str() {
-        "sold_out" | "on_sale" if available == 0 => "sold_out",
-        "sold_out" | "on_sale" => "on_sale",
+        // None free: held seats may come back. A map tells by its seats; an
+        // overview (counts only) keeps what the server last said.
+        "sold_out" | "on_sale" | "all_held" if available == 0 => {
+            let held_on_map = document().query_selector("#seat-map circle.seat.hd").ok().flatten().is_some();
+            let map_drawn = document().query_selector("#seat-map circle.seat").ok().flatten().is_some();
+            if held_on_map || (!map_drawn && status == "all_held") {
+                "all_held"
+            } else {
+                "sold_out"
+            }
+        }
+        "sold_out" | "on_sale" | "all_held" => "on_sale",
         other => other,
     };
     let (text, class) = crate::format::availability(status, available, total);

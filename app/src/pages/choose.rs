@@ -34,7 +34,7 @@ pub async fn load_choice(event_id: String, section: Option<String>, row: Option<
         event: (*board.event).clone(),
         gate,
         signed_in: user.is_some(),
-        on_sale: board.summary().status == EventStatus::OnSale,
+        on_sale: matches!(board.summary().status, EventStatus::OnSale | EventStatus::AllHeld),
         sections: Vec::new(),
         section: index.map(|s| board.section_summary(s)),
         rows: Vec::new(),

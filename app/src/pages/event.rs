@@ -239,7 +239,8 @@ fn EventView(data: EventPageData) -> impl IntoView {
     };
     // The first-pick module lets this fan pick seats before the app has
     // arrived, up to the per-order limit, when picking can lead anywhere.
-    let on_sale = summary.status == EventStatus::OnSale || data.presale.is_some();
+    // With every seat held, some may come back on the map while it is open.
+    let on_sale = matches!(summary.status, EventStatus::OnSale | EventStatus::AllHeld) || data.presale.is_some();
     let pick_limit = (on_sale && data.hold.is_none()).then_some(event.max_seats_per_order);
     let picker = PickerProps {
         event_id: event.event_id,

@@ -22,6 +22,10 @@ pub struct QueueRound {
     /// Whether the pre-queue's order has been drawn (tickets are known).
     #[serde(rename = "d", default)]
     pub drawn: bool,
+    /// With nothing remaining: whether seats are held that may come back
+    /// (this instance's live map says, as it hears the round).
+    #[serde(skip)]
+    pub all_held: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -75,11 +79,15 @@ impl QueueFeed {
         events.entry(event_id).or_insert_with(|| broadcast::channel(16).0).subscribe()
     }
 
-    pub fn apply_notification(&self, payload: &str) {
-        let Ok(n) = serde_json::from_str::<RoundNotification>(payload) else {
+    /// Fans a round out to the event's sockets on this instance;
+    /// `all_held` tells, when nothing remains, whether held seats may come
+    /// back (asked once per round, not per socket).
+    pub fn apply_notification(&self, payload: &str, all_held: impl FnOnce(EventId) -> bool) {
+        let Ok(mut n) = serde_json::from_str::<RoundNotification>(payload) else {
             tracing::warn!(payload, "unreadable queue notification");
             return;
         };
+        n.round.all_held = n.round.remaining <= 0 && all_held(n.e);
         let mut events = self.events.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(feed) = events.get(&n.e) {
             if feed.send(n.round).is_err() {

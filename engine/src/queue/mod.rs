@@ -7,7 +7,9 @@
 //! admits `max(0, target - active)` fans in ticket order, where
 //! `target = min(ceil(k x remaining seats), max_active)`; as seats sell,
 //! the target falls and admission slows, stopping at zero remaining and
-//! resuming if held seats come back. "Active" is the fans shopping now
+//! resuming if held seats come back. While nothing is free but seats are
+//! held, waiting fans are told so (`all_held`) and keep their place;
+//! "sold out" means nothing is free or held. "Active" is the fans shopping now
 //! (`queue_active_shoppers` in the migrations): holding or paying, or not
 //! yet holding and seen within [`SHOPPING_WINDOW`]. Booking, releasing, a
 //! lapsed hold or leaving the page gives the slot to the next in line.
@@ -27,6 +29,7 @@ use uuid::Uuid;
 
 use crate::queue::admission::AdmissionClaims;
 use crate::error::{EngineError, Result};
+use crate::venue::live::SeatsLeft;
 use crate::Engine;
 
 /// How long an admission lasts without being renewed by the fan's page.
@@ -70,9 +73,10 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
-    /// What a fan who is not (or no longer) admitted is told; `remaining`
-    /// is the live seat map's count of seats to be had.
-    fn waiting_view(&self, remaining: i64) -> QueueView {
+    /// What a fan who is not (or no longer) admitted is told, given the
+    /// live seat map's seats left: nothing free but some held, they keep
+    /// their place; nothing free nor held, it is sold out.
+    fn waiting_view(&self, left: SeatsLeft) -> QueueView {
         let mut view = QueueView {
             queue_token: self.queue_token.clone(),
             state: QueueState::Waiting,
@@ -84,14 +88,18 @@ impl Entry {
         };
         match (self.admission_id, self.ticket) {
             (Some(_), _) => view.state = QueueState::Expired,
-            (None, _) if remaining <= 0 => view.state = QueueState::SoldOut,
+            (None, _) if left.free <= 0 && !left.all_held() => view.state = QueueState::SoldOut,
             (None, None) => {
                 view.draw_pending = true;
                 view.position = self.prequeue;
             }
             (None, Some(ticket)) => {
                 view.position = (ticket - self.admitted_through - 1).max(0);
-                view.eta_seconds = (self.admit_rate > 0.01).then(|| ((view.position + 1) as f64 / self.admit_rate).ceil() as i64);
+                if left.all_held() {
+                    view.state = QueueState::AllHeld;
+                } else {
+                    view.eta_seconds = (self.admit_rate > 0.01).then(|| ((view.position + 1) as f64 / self.admit_rate).ceil() as i64);
+                }
             }
         }
         view
@@ -115,7 +123,7 @@ impl Engine {
             // Already admitted and back: renewed, with a fresh token.
             return self.queue_status(event_id, &entry.queue_token, user_id, binding).await;
         }
-        Ok(entry.waiting_view(event.available_now().ok_or(EngineError::NotFound)?))
+        Ok(entry.waiting_view(event.seats_left().ok_or(EngineError::NotFound)?))
     }
 
     /// Where the fan stands; "sold out" comes from the live seat map's count
@@ -125,7 +133,7 @@ impl Engine {
     pub async fn queue_status(&self, event_id: EventId, queue_token: &str, fan: UserId, binding: &str) -> Result<QueueView> {
         well_formed(queue_token)?;
         let pool = self.pool();
-        let remaining = self.board().event(event_id).await?.available_now().ok_or(EngineError::NotFound)?;
+        let left = self.board().event(event_id).await?.seats_left().ok_or(EngineError::NotFound)?;
         let row = sqlx::query!(
             r#"SELECT e.ticket, e.admission_id, e.admission_expires_at > now() AS "live_admission?",
                       q.admitted_through, q.prequeue, q.admit_rate
@@ -148,7 +156,7 @@ impl Engine {
             admit_rate: row.admit_rate,
         };
         let Some(admission_id) = entry.admission_id.filter(|_| entry.live_admission) else {
-            return Ok(entry.waiting_view(remaining));
+            return Ok(entry.waiting_view(left));
         };
         // Renewed while the fan is around; it lapses once they leave.
         let expires_at = sqlx::query_scalar!(

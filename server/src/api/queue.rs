@@ -108,7 +108,10 @@ pub async fn live(
 fn frame_for(ticket: Option<i64>, round: &frontrow_engine::queue::QueueRound) -> Option<QueueFrame> {
     Some(match ticket {
         Some(t) if t <= round.admitted_through => QueueFrame { state: QueueState::Admitted, position: None, eta_seconds: None, draw_pending: false },
-        _ if round.remaining <= 0 => QueueFrame { state: QueueState::SoldOut, position: None, eta_seconds: None, draw_pending: false },
+        _ if round.remaining <= 0 && !round.all_held => QueueFrame { state: QueueState::SoldOut, position: None, eta_seconds: None, draw_pending: false },
+        Some(t) if round.remaining <= 0 => {
+            QueueFrame { state: QueueState::AllHeld, position: Some((t - round.admitted_through - 1).max(0)), eta_seconds: None, draw_pending: false }
+        }
         Some(t) => {
             let position = (t - round.admitted_through - 1).max(0);
             let eta = (round.rate > 0.01).then(|| ((position + 1) as f64 / round.rate).ceil() as i64);

@@ -242,9 +242,10 @@ async fn admission_follows_remaining_seats_stops_at_zero_and_resumes() {
     let r = round(&app, event_id).await;
     assert_eq!((r.remaining, r.target, r.active, r.admitted), (10, 15, 10, 5), "active shoppers kept near k x remaining");
 
-    // The rest go: admission stops and everyone waiting hears "sold out".
-    // (Held by fans still admitted: the five just let in, and five of the
-    // first ten taking a second seat.)
+    // The rest go: admission stops, and everyone waiting hears that every
+    // seat is held and may come back, and keeps their place. (Held by fans
+    // still admitted: the five just let in, and five of the first ten
+    // taking a second seat.)
     for (k, seat) in (1..=10).map(|n| format!("A-2-{n}")).enumerate() {
         let fan = if k < 5 { fans[30 + k] } else { fans[k - 5] };
         let admitted = admission(&app, event_id, fan).await;
@@ -258,12 +259,14 @@ async fn admission_follows_remaining_seats_stops_at_zero_and_resumes() {
         .fetch_one(&app.pool)
         .await
         .expect("token");
-    let view = eventually(5, "sold out on the board", || async {
+    let view = eventually(5, "every seat held on the board", || async {
         let view = app.engine.queue_status(event_id.into(), &waiting, fan.into(), "b").await.expect("status");
-        (view.state == QueueState::SoldOut).then_some(view)
+        (view.state == QueueState::AllHeld).then_some(view)
     })
     .await;
-    assert_eq!(view.state, QueueState::SoldOut);
+    assert_eq!((view.position, view.eta_seconds), (90 - 35 - 1, None), "the place is kept, with no ETA while nothing is free");
+    let detail = app.client().get(&format!("/api/v1/events/{event_id}")).await;
+    assert_eq!((detail.body["status"].as_str(), detail.body["seats_held"].as_i64()), (Some("all_held"), Some(20)), "{}", detail.body);
 
     // Held seats come back: admission resumes.
     for (fan, h) in &holds {
@@ -273,6 +276,20 @@ async fn admission_follows_remaining_seats_stops_at_zero_and_resumes() {
     // Releasing ends their shopping too, so the whole target goes to the queue.
     let r = round(&app, event_id).await;
     assert_eq!((r.remaining, r.target, r.active, r.admitted), (20, 30, 0, 30), "admission resumed");
+
+    // Sold out means nothing is free or held: every seat taken off sale.
+    let staff = app.staff().await;
+    let all: Vec<String> = (1..=2).flat_map(|row| (1..=10).map(move |n| format!("A-{row}-{n}"))).collect();
+    let blocked = staff.post(&format!("/api/v1/admin/events/{event_id}/blocks"), json!({ "seat_ids": all, "reason": "production" })).await;
+    assert_eq!(blocked.status, 200, "{}", blocked.body);
+    let view = eventually(5, "sold out on the board", || async {
+        let view = app.engine.queue_status(event_id.into(), &waiting, fan.into(), "b").await.expect("status");
+        (view.state == QueueState::SoldOut).then_some(view)
+    })
+    .await;
+    assert_eq!(view.state, QueueState::SoldOut);
+    let detail = app.client().get(&format!("/api/v1/events/{event_id}")).await;
+    assert_eq!(detail.body["status"], json!("sold_out"), "{}", detail.body);
     app.assert_invariants().await;
     app.stop().await;
 }

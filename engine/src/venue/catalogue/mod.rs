@@ -15,132 +15,18 @@ use crate::error::{EngineError, Result};
 use crate::Engine;
 
 mod plan;
+mod rules;
 mod search;
 
 pub(crate) use plan::{insert_sections, load_shapes, plan_seats, stage_json};
 pub use plan::{plan_layout, validate_sections, validate_stage};
 pub use search::{search, EVENTS_PER_PAGE};
+pub(crate) use rules::check_text;
+use rules::{check_details, check_doors, check_refund_policy, check_rules, check_ticket_types, trimmed};
 
 pub const MAX_SEATS_PER_EVENT: i64 = 100_000;
 pub const MAX_LABEL_LEN: usize = 16;
 pub const MAX_TEXT_LEN: usize = 200;
-
-pub(crate) fn check_text(field: &str, value: &str, max: usize) -> Result<()> {
-    let len = value.trim().chars().count();
-    if len == 0 || len > max || value.chars().any(char::is_control) {
-        return Err(EngineError::invalid(format!("{field} must be 1 to {max} characters, none of them control characters")));
-    }
-    Ok(())
-}
-
-/// Optional text: empty, or up to `max` characters with no control
-/// characters (line breaks allowed where `lines`).
-fn check_optional_text(field: &str, value: &str, max: usize, lines: bool) -> Result<()> {
-    let control = |c: char| c.is_control() && !(lines && (c == '\n' || c == '\r'));
-    if value.chars().count() > max || value.chars().any(control) {
-        return Err(EngineError::invalid(format!("{field} must be at most {max} characters, none of them control characters")));
-    }
-    Ok(())
-}
-
-/// Checks what a fan searches by and reads (all of it optional).
-fn check_details(
-    city: Option<&str>,
-    performers: Option<&[String]>,
-    address: Option<&str>,
-    notes: Option<&str>,
-) -> Result<()> {
-    check_optional_text("city", city.unwrap_or_default(), 100, false)?;
-    check_optional_text("address", address.unwrap_or_default(), MAX_TEXT_LEN, false)?;
-    check_optional_text("notes", notes.unwrap_or_default(), 2000, true)?;
-    if let Some(performers) = performers {
-        if performers.len() > 20 {
-            return Err(EngineError::invalid("performers must list at most 20 names"));
-        }
-        for performer in performers {
-            check_text("performer", performer, 100)?;
-        }
-    }
-    Ok(())
-}
-
-/// Doors open before the show starts, not after.
-fn check_doors(doors_at: Option<DateTime<Utc>>, starts_at: DateTime<Utc>) -> Result<()> {
-    if doors_at.is_some_and(|doors| doors > starts_at) {
-        return Err(EngineError::invalid("doors_at must not be after starts_at"));
-    }
-    Ok(())
-}
-
-/// Names as staff typed them, trimmed (each was checked not blank).
-fn trimmed(names: &[String]) -> Vec<String> {
-    names.iter().map(|n| n.trim().to_owned()).collect()
-}
-
-/// The terms fans cancel on, within the bounds the API states.
-fn check_refund_policy(policy: &RefundPolicy) -> Result<()> {
-    if policy.cancel_until_hours.is_some_and(|hours| !(0..=8760).contains(&hours)) {
-        return Err(EngineError::invalid("refund_policy.cancel_until_hours must be 0 to 8760 (a year), or null"));
-    }
-    if !(0..=100).contains(&policy.keep_percent) {
-        return Err(EngineError::invalid("refund_policy.keep_percent must be 0 to 100"));
-    }
-    if !(0..=10_000_000).contains(&policy.fee_cents) {
-        return Err(EngineError::invalid("refund_policy.fee_cents must be 0 to 10000000"));
-    }
-    Ok(())
-}
-
-/// Ticket types: up to 10, named once each, each priced in some of the
-/// event's tiers (each tier once), every tier sold by at least one, and the
-/// first sold in a tier (a seat's type unless the buyer chooses) at the
-/// tier's own price, so a hold's total is what its seats cost by default.
-fn check_ticket_types(types: &[TicketType], tiers: &[TierPrice]) -> Result<()> {
-    if types.is_empty() {
-        return Ok(());
-    }
-    if types.len() > 10 {
-        return Err(EngineError::invalid("ticket_types must list at most 10 types"));
-    }
-    let mut names = HashSet::new();
-    for kind in types {
-        check_text("ticket type name", &kind.name, 32)?;
-        if kind.name.contains(':') {
-            return Err(EngineError::invalid("a ticket type's name may not contain ':'"));
-        }
-        if !names.insert(kind.name.trim().to_lowercase()) {
-            return Err(EngineError::invalid(format!("ticket type {:?} is listed twice", kind.name)));
-        }
-        if kind.prices.is_empty() || kind.prices.len() > 20 {
-            return Err(EngineError::invalid(format!("ticket type {:?} needs a price in 1 to 20 tiers", kind.name)));
-        }
-        let mut priced = HashSet::new();
-        for price in &kind.prices {
-            if !tiers.iter().any(|t| t.tier == price.tier) {
-                return Err(EngineError::invalid(format!("ticket type {:?} is priced in tier {:?}, which the event does not have", kind.name, price.tier)));
-            }
-            if !priced.insert(price.tier.as_str()) {
-                return Err(EngineError::invalid(format!("ticket type {:?} prices tier {:?} twice", kind.name, price.tier)));
-            }
-            if !(0..=10_000_000).contains(&price.price_cents) {
-                return Err(EngineError::invalid("price_cents must be 0 to 10000000"));
-            }
-        }
-    }
-    for tier in tiers {
-        match types.iter().find_map(|t| t.price_in(&tier.tier).map(|cents| (t, cents))) {
-            None => return Err(EngineError::invalid(format!("no ticket type is sold in tier {:?}: give at least one type a price there", tier.tier))),
-            Some((first, cents)) if cents != tier.price_cents => {
-                return Err(EngineError::invalid(format!(
-                    "{} is the first type sold in tier {:?}, so a seat's type unless the buyer chooses: its price there must be the tier's, {} cents",
-                    first.name, tier.tier, tier.price_cents
-                )));
-            }
-            Some(_) => {}
-        }
-    }
-    Ok(())
-}
 
 /// Writes the event's ticket types (replacing any it had).
 async fn store_ticket_types(conn: &mut sqlx::PgConnection, event_id: EventId, types: &[TicketType]) -> Result<()> {
@@ -167,16 +53,6 @@ async fn store_ticket_types(conn: &mut sqlx::PgConnection, event_id: EventId, ty
     )
     .execute(conn)
     .await?;
-    Ok(())
-}
-
-fn check_rules(hold_ttl_seconds: i32, max_seats_per_order: i32) -> Result<()> {
-    if !(1..=3600).contains(&hold_ttl_seconds) {
-        return Err(EngineError::invalid("hold_ttl_seconds must be 1 to 3600"));
-    }
-    if !(1..=50).contains(&max_seats_per_order) {
-        return Err(EngineError::invalid("max_seats_per_order must be 1 to 50"));
-    }
     Ok(())
 }
 
@@ -599,13 +475,14 @@ pub(crate) async fn load_event(pool: &sqlx::PgPool, event_id: EventId) -> Result
 }
 
 /// An event's catalogue entry, given how many seats it has and how many are free.
-pub fn summary(event: Event, seats_total: i64, seats_available: i64, now: DateTime<Utc>) -> EventSummary {
+pub fn summary(event: Event, seats_total: i64, seats_available: i64, seats_held: i64, now: DateTime<Utc>) -> EventSummary {
     EventSummary {
-        status: EventStatus::of(&event, seats_available, now),
+        status: EventStatus::of(&event, seats_available, seats_held, now),
         price_min_cents: event.tiers.iter().map(|t| t.price_cents).min().unwrap_or(0),
         price_max_cents: event.tiers.iter().map(|t| t.price_cents).max().unwrap_or(0),
         event,
         seats_total,
         seats_available,
+        seats_held,
     }
 }

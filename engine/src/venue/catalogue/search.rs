@@ -143,6 +143,7 @@ mod tests {
             status,
             seats_total: 10,
             seats_available: 5,
+            seats_held: 0,
             price_min_cents: 1000,
             price_max_cents: 2000,
         }

@@ -106,3 +106,17 @@ pub(super) struct Change(
     pub(super) bool,
     #[serde(default)] pub(super) Option<i32>,
 );
+
+/// Seats free now, and seats held or being paid for (which may come back).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SeatsLeft {
+    pub free: i64,
+    pub held: i64,
+}
+
+impl SeatsLeft {
+    /// Nothing is free now, but held seats may come back.
+    pub fn all_held(&self) -> bool {
+        self.free <= 0 && self.held > 0
+    }
+}

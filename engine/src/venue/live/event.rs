@@ -11,7 +11,7 @@ use frontrow_model::live::{LiveFrame, SeatChange, SectionCount};
 use frontrow_model::{Event, EventId, SeatStatus, UserId};
 use tokio::sync::{broadcast, OnceCell};
 
-use super::cell::{holder_tag, Cells, Change, SeatCell};
+use super::cell::{holder_tag, Cells, Change, SeatCell, SeatsLeft};
 use super::holders::RecentHolders;
 use super::snapshot::BoardSnapshot;
 use crate::db::SeatState;
@@ -239,13 +239,23 @@ impl LiveEvent {
         Some(free_in(layout, &cells, s, Utc::now().timestamp_millis()))
     }
 
-    /// How many seats are free now (lapsed leases included), without
-    /// copying the map.
-    pub fn available_now(&self) -> Option<i64> {
+    /// How many seats are free now (lapsed leases included), and how many
+    /// are held or being paid for and would be free again if that ended,
+    /// without copying the map.
+    pub fn seats_left(&self) -> Option<SeatsLeft> {
         self.layout.get()?;
         let now_ms = Utc::now().timestamp_millis();
         let cells = self.cells.read().unwrap_or_else(|e| e.into_inner());
-        Some(cells.seats.iter().filter(|c| c.status(now_ms) == SeatStatus::Available).count() as i64)
+        let mut left = SeatsLeft::default();
+        for cell in &cells.seats {
+            match cell.status(now_ms) {
+                SeatStatus::Available => left.free += 1,
+                // A counter sale of a blocked seat goes back to blocked.
+                SeatStatus::Held if !cell.blocked => left.held += 1,
+                _ => {}
+            }
+        }
+        Some(left)
     }
 
     /// The revision a [`snapshot`](Self::snapshot) taken now would have,

@@ -43,7 +43,7 @@ use crate::error::{EngineError, Result};
 pub use crate::venue::seating::{EventLayout, LayoutRow, LayoutSeat, LayoutSection};
 use crate::Engine;
 use cell::{Change, SeatCell};
-pub use cell::holder_tag;
+pub use cell::{holder_tag, SeatsLeft};
 pub use event::{FeedMessage, LiveEvent, View};
 pub use snapshot::BoardSnapshot;
 
@@ -146,6 +146,12 @@ impl SeatBoard {
             }
             Err(e) => Err(e),
         }
+    }
+
+    /// The event's live map if this instance has it loaded (never a query).
+    pub fn loaded(&self, event_id: EventId) -> Option<Arc<LiveEvent>> {
+        let events = self.events.lock().unwrap_or_else(|e| e.into_inner());
+        events.get(&event_id).filter(|live| live.layout.get().is_some()).cloned()
     }
 
     pub async fn snapshot(&self, event_id: EventId) -> Result<BoardSnapshot> {
@@ -295,7 +301,9 @@ async fn hear_notices(engine: &Engine) {
                     Some(n) if n.channel() == notices::ACCOUNTS => engine.account_changed(n.payload()).await,
                     // Admission rounds come every second; a missed one is
                     // made good by the next.
-                    Some(n) => queue_feed.apply_notification(n.payload()),
+                    Some(n) => queue_feed.apply_notification(n.payload(), |event_id| {
+                        board.loaded(event_id).and_then(|live| live.seats_left()).is_some_and(|left| left.all_held())
+                    }),
                     None => return Ok::<(), sqlx::Error>(()),
                 }
             }

@@ -37,7 +37,8 @@ impl BoardSnapshot {
     }
 
     pub fn summary(&self) -> EventSummary {
-        crate::venue::catalogue::summary((*self.event).clone(), self.layout.seats.len() as i64, self.seats_available(), self.taken_at)
+        let (total, available, held) = (self.layout.seats.len() as i64, self.seats_available(), self.count(SeatStatus::Held));
+        crate::venue::catalogue::summary((*self.event).clone(), total, available, held, self.taken_at)
     }
 
     pub fn detail(&self) -> EventDetail {
