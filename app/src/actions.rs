@@ -8,6 +8,7 @@
 
 use frontrow_model::{
     AppError, BookingId, Cancellation, CheckoutAnswer, CheckoutId, CheckoutView, EventId, Hold, HoldId, HoldToken, IdempotencyKey, PaymentToken, PresalePass, QueueView, SeatId, StandingPlaces, TicketChoices, TicketId,
+    WaitlistEntry, WaitlistState,
 };
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
@@ -101,6 +102,30 @@ pub async fn enter_presale_code(event_id: EventId, code: String) -> Result<Presa
     let pass = crate::session::enter_presale_code(&session, &engine, &user, event_id, &code, address).await?;
     crate::server::back_to(&format!("/events/{event_id}#picker"));
     Ok(pass)
+}
+
+/// Joins the event's waiting list for `quantity` seats of a sold-out
+/// `tier`. A plain form (without JavaScript) is sent back to the event's page.
+#[server(prefix = "/_app", endpoint = "waitlist_join")]
+pub async fn join_waitlist(event_id: EventId, tier: String, quantity: i32) -> Result<WaitlistEntry, AppError> {
+    let (engine, _, user) = crate::server::limited_fan().await?;
+    let entry = engine.join_waitlist(&user, event_id, &frontrow_model::JoinWaitlist { tier, quantity }).await?;
+    crate::server::back_to(&format!("/events/{event_id}#waitlist"));
+    Ok(entry)
+}
+
+/// The fan's entry on the event's waiting list, if they are on it.
+#[server(prefix = "/_app", endpoint = "waitlist_entry", input = Json)]
+pub async fn my_waitlist_entry(event_id: EventId) -> Result<Option<WaitlistEntry>, AppError> {
+    let (engine, _, user) = crate::server::fan().await?;
+    Ok(engine.waitlist_entry(user.user_id, event_id).await?)
+}
+
+/// Leaves the waiting list, or declines the offer open to the fan.
+#[server(prefix = "/_app", endpoint = "waitlist_leave", input = Json)]
+pub async fn leave_waitlist(event_id: EventId) -> Result<WaitlistState, AppError> {
+    let (engine, _, user) = crate::server::fan().await?;
+    Ok(engine.leave_waitlist(user.user_id, event_id).await?)
 }
 
 #[server(prefix = "/_app", endpoint = "release", input = Json)]

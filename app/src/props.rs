@@ -87,6 +87,8 @@ pub struct EventPageData {
     pub server_now_ms: i64,
     /// During a presale: what the code the fan entered lets them hold.
     pub presale: Option<frontrow_model::PresalePass>,
+    /// Tiers with no seat free now: a fan may join their waiting list.
+    pub tiers_sold_out: Vec<String>,
 }
 
 /// Props of the seat picker island.

@@ -61,6 +61,16 @@ pub(crate) const LOCK_FAN_LIMIT: i32 = 0x4652_0001;
 pub(crate) const LOCK_REAPER: i32 = 0x4652_0002;
 /// Second key 0: one instance at a time deletes old seat changes.
 pub(crate) const LOCK_SEAT_CHANGES_PRUNE: i32 = 0x4652_0003;
+/// Per event: one leader at a time makes the waiting list's offers.
+pub(crate) const LOCK_WAITLIST: i32 = 0x4652_0004;
+
+/// Takes the transaction's advisory lock on the event in `namespace` if no
+/// other transaction has it: false means another instance is at work.
+pub(crate) async fn try_lock_event(conn: &mut sqlx::PgConnection, namespace: i32, event_id: frontrow_model::EventId) -> Result<bool> {
+    Ok(sqlx::query_scalar!(r#"SELECT pg_try_advisory_xact_lock($1, hashtext($2::uuid::text)) AS "locked!""#, namespace, event_id.as_uuid())
+        .fetch_one(conn)
+        .await?)
+}
 
 /// True for the errors PostgreSQL raises when two transactions must not both
 /// proceed (deadlock, serialization failure): the whole call may run again.

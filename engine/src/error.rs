@@ -35,6 +35,12 @@ pub enum EngineError {
     AccessCodeScope,
     #[error("every use of this presale code is taken")]
     AccessCodeUsedUp,
+    #[error("these seats came back and are offered to the waiting list first")]
+    SeatsForWaitingList,
+    #[error("tier {tier} has seats free: hold them instead of joining its waiting list")]
+    WaitlistNotNeeded { tier: String },
+    #[error("you are on this event's waiting list already")]
+    AlreadyOnWaitlist,
     #[error("this event is cancelled")]
     EventCancelled,
     #[error("the hold has expired or its token is no longer current")]
@@ -173,6 +179,9 @@ impl From<EngineError> for AppError {
             E::AccessCodeInvalid => ErrorKind::AccessCodeInvalid,
             E::AccessCodeScope => ErrorKind::AccessCodeScope,
             E::AccessCodeUsedUp => ErrorKind::AccessCodeUsedUp,
+            E::SeatsForWaitingList => ErrorKind::SeatsForWaitingList,
+            E::WaitlistNotNeeded { .. } => ErrorKind::WaitlistNotNeeded,
+            E::AlreadyOnWaitlist => ErrorKind::AlreadyOnWaitlist,
             E::EventCancelled => ErrorKind::EventCancelled,
             E::HoldExpired => ErrorKind::HoldExpired { checkout_id: None, refunded: None },
             E::CheckoutInProgress => ErrorKind::CheckoutInProgress,

@@ -18,10 +18,18 @@ pub enum FailPoint {
     AbortMidCancellation,
     /// A fan's cancellation is committed; its refund not yet asked for.
     AbortBeforeRefund,
+    /// A waiting-list round has written an offer, not committed it.
+    AbortMidWaitlistRound,
 }
 
 impl FailPoint {
-    const ALL: [FailPoint; 4] = [Self::AbortAfterCheckoutCommit, Self::AbortBeforePayment, Self::AbortMidCancellation, Self::AbortBeforeRefund];
+    const ALL: [FailPoint; 5] = [
+        Self::AbortAfterCheckoutCommit,
+        Self::AbortBeforePayment,
+        Self::AbortMidCancellation,
+        Self::AbortBeforeRefund,
+        Self::AbortMidWaitlistRound,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -29,6 +37,7 @@ impl FailPoint {
             Self::AbortBeforePayment => "abort_before_payment",
             Self::AbortMidCancellation => "abort_mid_cancellation",
             Self::AbortBeforeRefund => "abort_before_refund",
+            Self::AbortMidWaitlistRound => "abort_mid_waitlist_round",
         }
     }
 }

@@ -262,6 +262,9 @@ pub struct EventStats {
     pub types: Vec<TypeStats>,
     pub last_minute: MinuteStats,
     pub queue: QueueFigures,
+    /// The waiting list's length and offers open now.
+    #[serde(default)]
+    pub waitlist: crate::waitlist::WaitlistFigures,
     /// Per minute, oldest first.
     pub last_hour: Vec<MinutePoint>,
 }

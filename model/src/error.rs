@@ -59,6 +59,12 @@ pub enum ErrorKind {
     /// 409: every use of this presale code is taken (a hold that lapses
     /// gives its use back).
     AccessCodeUsedUp,
+    /// 409: these seats came back and are offered to the waiting list first.
+    SeatsForWaitingList,
+    /// 409: the tier has seats free: hold them instead of joining its list.
+    WaitlistNotNeeded,
+    /// 409: this fan is on the event's waiting list already.
+    AlreadyOnWaitlist,
     /// 403: the event requires a verified email to join its waiting room.
     EmailNotVerified,
     /// 403: that is not the email code we sent (or none is waiting: ask
@@ -158,6 +164,9 @@ impl ErrorKind {
             | IdempotencyKeyInUse
             | EmailTaken
             | AccessCodeUsedUp
+            | SeatsForWaitingList
+            | WaitlistNotNeeded
+            | AlreadyOnWaitlist
             | AlreadyRefunded
             | TicketUsed
             | CancellationNotOffered

@@ -200,6 +200,10 @@ record_id!(
     /// A batch of presale codes (one shared code, or many unique ones).
     AccessCodeBatchId
 );
+record_id!(
+    /// A fan's place on an event's waiting list.
+    WaitlistEntryId
+);
 
 /// Most seats one request may name; far above any per-order limit, so a
 /// huge list is refused before it costs anything.

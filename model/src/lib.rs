@@ -19,6 +19,7 @@ pub mod search;
 pub mod terms;
 pub mod user;
 pub mod venue;
+pub mod waitlist;
 
 pub use box_office::*;
 pub use error::{AppError, ErrorKind};
@@ -31,3 +32,4 @@ pub use search::*;
 pub use terms::*;
 pub use user::*;
 pub use venue::*;
+pub use waitlist::*;

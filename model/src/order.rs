@@ -257,6 +257,8 @@ pub enum MailKind {
     Tickets,
     Refund,
     EventCancelled,
+    /// Seats offered to a fan on the waiting list.
+    WaitlistOffer,
 }
 
 /// Where a mail in the outbox stands.

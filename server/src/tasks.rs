@@ -1,4 +1,4 @@
-//! Background tasks: the reaper, reconciliation and the mail sender, each on its own interval,
+//! Background tasks: the reaper, the waiting lists' offers, reconciliation and the mail sender, each on its own interval,
 //! the waiting room's admission loop, and the listener that keeps live seat
 //! maps current; all stop when the server shuts down.
 
@@ -34,6 +34,18 @@ pub fn spawn(state: AppState, shutdown: CancellationToken) -> Tasks {
         async move {
             if let Err(e) = engine.reap_once(REAPER_BATCH).await {
                 tracing::warn!(error = %e, "reaper round failed");
+            }
+        }
+    }));
+
+    // The waiting lists: seats that came back are offered in order. Every
+    // instance tries; a per-event lock lets one act at a time.
+    let engine = state.engine.clone();
+    set.spawn(every(reaper_every, shutdown.clone(), move || {
+        let engine = engine.clone();
+        async move {
+            if let Err(e) = engine.offer_waitlist_seats().await {
+                tracing::warn!(error = %e, "waiting-list round failed");
             }
         }
     }));

@@ -12,7 +12,7 @@ use frontrow_model::{EventChanges, NewStaffUser, QueueSettings, Role, UserChange
 #[cfg(feature = "ssr")]
 use frontrow_model::TierPrice;
 use frontrow_model::{
-    AccessCodeBatchId, AppError, Booking, BookingId, CheckinResult, CounterPayment, EventId, EventStats, IdempotencyKey, Layout, LayoutId, NewSection, PaymentId, PaymentToken, RefundResult, SeatId, Stage, TicketId, UserId,
+    AccessCodeBatchId, AppError, WaitlistEntryId, Booking, BookingId, CheckinResult, CounterPayment, EventId, EventStats, IdempotencyKey, Layout, LayoutId, NewSection, PaymentId, PaymentToken, RefundResult, SeatId, Stage, TicketId, UserId,
 };
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
@@ -260,6 +260,26 @@ pub async fn create_access_codes(
     let created = engine.create_access_codes(&user, event_id, &new).await?;
     back_to(&format!("/admin/events/{event_id}?saved=1#presale"));
     Ok(created.batch.batch_id)
+}
+
+/// Pauses or resumes the event's waiting list and sets how long offers last.
+#[server(prefix = "/_app", endpoint = "admin/waitlist")]
+pub async fn configure_waitlist(event_id: EventId, paused: Option<String>, offer_minutes: String) -> Result<(), AppError> {
+    let (engine, user) = staff().await?;
+    let offer_minutes = offer_minutes.trim().parse().map_err(|_| AppError::invalid("offer minutes must be a whole number"))?;
+    let settings = frontrow_model::WaitlistSettings { paused: Some(paused.is_some()), offer_minutes: Some(offer_minutes) };
+    engine.set_waitlist(&user, event_id, &settings).await?;
+    back_to(&format!("/admin/events/{event_id}?saved=1#waitlist"));
+    Ok(())
+}
+
+/// Offers free seats of their tier to one fan on the waiting list now.
+#[server(prefix = "/_app", endpoint = "admin/waitlist_offer")]
+pub async fn offer_to_waiting_fan(event_id: EventId, entry_id: WaitlistEntryId) -> Result<(), AppError> {
+    let (engine, user) = staff().await?;
+    engine.offer_by_hand(&user, event_id, &frontrow_model::HandOffer { entry_id, seat_ids: None }).await?;
+    back_to(&format!("/admin/events/{event_id}?saved=1#waitlist"));
+    Ok(())
 }
 
 /// Withdraws a batch of presale codes.

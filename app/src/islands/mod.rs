@@ -10,6 +10,7 @@ mod checkout;
 mod map_tools;
 mod picker;
 mod presale;
+mod waitlist;
 
 pub use auth::{AuthForm, SignOutButton};
 pub use cancel::CancelPanel;
@@ -17,3 +18,4 @@ pub use checkout::CheckoutWatcher;
 pub use map_tools::MapTools;
 pub use picker::SeatPicker;
 pub use presale::PresaleCodeForm;
+pub use waitlist::WaitlistBox;

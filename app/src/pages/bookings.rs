@@ -48,6 +48,14 @@ pub async fn load_booking(booking_id: String) -> Result<Option<BookingView>, App
     Ok(Some(BookingView { event, booking, tickets, holder, refund_terms, cancel_open }))
 }
 
+/// The waiting lists the signed-in fan is on (none signed in: empty).
+#[server(prefix = "/_app")]
+pub async fn load_my_waitlists() -> Result<Vec<frontrow_model::WaitlistEntry>, AppError> {
+    use crate::server::{engine, viewer};
+    let Some(user) = viewer().await? else { return Ok(Vec::new()) };
+    Ok(engine()?.waitlist_entries(user.user_id, None).await?)
+}
+
 /// `None` when nobody is signed in.
 #[server(prefix = "/_app")]
 pub async fn load_my_bookings() -> Result<Option<Vec<BookingLine>>, AppError> {
@@ -200,7 +208,9 @@ pub fn AccountPage() -> impl IntoView {
         <Suspense fallback=|| ()>
             {move || Suspend::new(async move {
                 match (load_viewer().await, load_my_bookings().await) {
-                    (Ok(Some(v)), Ok(Some(lines))) => view! {
+                    (Ok(Some(v)), Ok(Some(lines))) => {
+                        let waitlists = load_my_waitlists().await.unwrap_or_default();
+                        view! {
                         <section class="account">
                             <h1>"My bookings"</h1>
                             <p>"Signed in as " <strong>{v.name}</strong> " (" {v.email} ")"</p>
@@ -220,8 +230,10 @@ pub fn AccountPage() -> impl IntoView {
                                     </ul>
                                 }.into_any()
                             }}
+                            <MyWaitlists entries=waitlists/>
                         </section>
-                    }.into_any(),
+                    }.into_any()
+                    }
                     _ => {
                         redirect("/signin?next=/account");
                         view! { <p><a href="/signin?next=/account">"Sign in"</a> " to see your bookings."</p> }.into_any()
@@ -230,4 +242,33 @@ pub fn AccountPage() -> impl IntoView {
             })}
         </Suspense>
     }
+}
+
+/// The fan's waiting lists: their place, or the seats offered to them (a
+/// link to the event's page, where the offer is bought or declined).
+#[component]
+fn MyWaitlists(entries: Vec<frontrow_model::WaitlistEntry>) -> impl IntoView {
+    use frontrow_model::WaitlistState;
+    (!entries.is_empty()).then(|| view! {
+        <h2>"Waiting lists"</h2>
+        <ul class="waitlist-list" id="my-waitlists">
+            {entries.into_iter().map(|e| {
+                let what = match (e.state, &e.offer) {
+                    (WaitlistState::Waiting, _) => format!("number {} in line for {} in {}", e.place.unwrap_or(0), e.quantity, e.tier),
+                    (WaitlistState::Offered, Some(offer)) => format!(
+                        "seats offered to you: {} ({}), kept until {}: buy them now",
+                        offer.seat_ids.join(", "), money(offer.total_cents), short_date(offer.expires_at)
+                    ),
+                    (WaitlistState::Paying, _) => "paying for the seats offered".to_owned(),
+                    (WaitlistState::Bought, _) => "bought from the waiting list".to_owned(),
+                    _ => "the offer went on to the next fan".to_owned(),
+                };
+                view! {
+                    <li data-state=e.state.as_str()>
+                        <a href=format!("/events/{}#waitlist", e.event_id)>{e.event_name}</a> " · " {what}
+                    </li>
+                }
+            }).collect_view()}
+        </ul>
+    })
 }

@@ -9,7 +9,7 @@ use leptos_router::hooks::use_query_map;
 
 use super::{long_date, param, redirect, set_status, short_date, status_word, NotFound};
 use crate::format::{availability, grouped, money, refund_terms, section_label};
-use crate::islands::{MapTools, PresaleCodeForm, SeatPicker};
+use crate::islands::{MapTools, PresaleCodeForm, SeatPicker, WaitlistBox};
 use crate::props::*;
 
 /// The event page's data, all from this instance's live seat map except the
@@ -64,12 +64,6 @@ pub async fn load_event_page(event_id: String, section: Option<String>, block: O
         },
         _ => None,
     };
-    // With the waiting room on, only admitted fans see the map of the
-    // public sale; a presale's fans come in by their code.
-    let (gate, admission) = match presale {
-        Some(_) => (None, None),
-        None => crate::session::waiting_room_gate(&session, &engine, &board.event, user.as_ref()).await?,
-    };
     let hold = match &user {
         // The map itself is from memory; without the database the fan's own
         // hold cannot be read, so the page is drawn without it.
@@ -79,6 +73,17 @@ pub async fn load_event_page(event_id: String, section: Option<String>, block: O
             Err(e) => return Err(e.into()),
         },
         None => None,
+    };
+    // With the waiting room on, only admitted fans see the map of the
+    // public sale; a presale's fans come in by their code, a fan holding
+    // seats (an offer from the waiting list) by their hold, and once it is
+    // sold out (nothing free nor held) there is nothing to queue for: the
+    // page offers the waiting list.
+    let sold_out = board.summary().status == EventStatus::SoldOut;
+    let (gate, admission) = if presale.is_some() || hold.is_some() || sold_out {
+        (None, None)
+    } else {
+        crate::session::waiting_room_gate(&session, &engine, &board.event, user.as_ref()).await?
     };
     let standing = matches!(&shown, Shown::Section(place) if place.standing);
     // A fan sent to the waiting room is not shown the map.
@@ -118,6 +123,7 @@ pub async fn load_event_page(event_id: String, section: Option<String>, block: O
         admission_token: admission.as_ref().map(|a| a.0.clone()),
         queue_token: admission.and_then(|a| a.1),
         presale,
+        tiers_sold_out: board.tiers_sold_out(),
         shown,
     }))
 }
@@ -260,6 +266,15 @@ fn EventView(data: EventPageData) -> impl IntoView {
         refund_terms: refund_terms(&event.refund_policy, event.starts_at, chrono::Utc::now()),
         ticket_types: event.ticket_types.clone(),
     };
+    // Once the sale is open, the tiers with nothing free have a waiting list.
+    let waitlist = (matches!(summary.status, EventStatus::OnSale | EventStatus::AllHeld | EventStatus::SoldOut) && !data.tiers_sold_out.is_empty())
+        .then(|| match data.signed_in {
+            true => view! { <WaitlistBox event_id=event.event_id tiers=data.tiers_sold_out.clone() max_seats=event.max_seats_per_order/> }.into_any(),
+            false => {
+                let sign_in = format!("/signin?next=/events/{}", event.event_id);
+                view! { <p class="waitlist-sign-in" id="waitlist">"Sold out in " {data.tiers_sold_out.join(", ")} ". " <a href=sign_in>"Sign in"</a> " to join the waiting list."</p> }.into_any()
+            }
+        });
     let title = match &data.shown {
         Shown::Section(place) if place.standing => format!("Standing area {} · {}", place.name, event.name),
         Shown::Section(place) => format!("Section {} · {}", place.name, event.name),
@@ -301,6 +316,7 @@ fn EventView(data: EventPageData) -> impl IntoView {
                 {(summary.status == EventStatus::Scheduled).then(|| view! { <p class="notice">"Sale opens " {short_date(event.sale_opens_at)} "."</p> })}
                 {(summary.status == EventStatus::Scheduled).then(|| view! { <Presales event=event.clone() pass=data.presale.clone() signed_in=data.signed_in/> })}
                 <EventFacts event=event.clone()/>
+                {waitlist}
             </header>
             <div class="event-body">
                 <section class="map-area" aria-label="Seats">

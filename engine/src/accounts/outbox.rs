@@ -34,7 +34,9 @@ pub fn back_off_secs(attempts: i32) -> f64 {
 /// A mail claimed from the outbox.
 struct Claimed {
     mail_id: i64,
-    booking_id: Uuid,
+    /// A booking's mail, or (none) a waiting-list offer's (`entry_id`).
+    booking_id: Option<Uuid>,
+    entry_id: Option<Uuid>,
     kind: MailKind,
     about: String,
     attempts: i32,
@@ -62,7 +64,7 @@ impl Engine {
                     WHERE m.mail_id = (SELECT o.mail_id FROM mail_outbox o
                                         WHERE o.state = 'queued' AND o.next_attempt_at <= now() AND o.attempts < $1
                                         ORDER BY o.mail_id LIMIT 1 FOR UPDATE SKIP LOCKED)
-                RETURNING m.mail_id, m.booking_id, m.kind AS "kind: MailKind", m.about, m.attempts"#,
+                RETURNING m.mail_id, m.booking_id, m.entry_id, m.kind AS "kind: MailKind", m.about, m.attempts"#,
                 MAX_ATTEMPTS,
                 SEND_LEASE_SECS,
             )
@@ -80,19 +82,30 @@ impl Engine {
     /// record is fenced by the claim's attempt number: a sender whose lease
     /// ran out (another has claimed the mail since) cannot set it back.
     async fn deliver(&self, claimed: &Claimed, site: &str) -> Result<bool> {
-        let booking_id = BookingId::from(claimed.booking_id);
-        let outcome = match ticket_mail::compose(self.pool(), booking_id, claimed.kind, &claimed.about, site).await {
+        let composed = match (claimed.booking_id, claimed.entry_id) {
+            (Some(booking_id), _) => ticket_mail::compose(self.pool(), BookingId::from(booking_id), claimed.kind, &claimed.about, site).await,
+            (None, Some(entry_id)) => ticket_mail::offer_mail(self.pool(), entry_id, site).await,
+            (None, None) => Err(crate::error::EngineError::Internal(format!("mail {} is about nothing", claimed.mail_id))),
+        };
+        let about = claimed.booking_id.or(claimed.entry_id).unwrap_or_default();
+        let outcome = match composed {
             Ok(Some(mut mail)) => {
-                mail.message_id = Some(format!("<mail-{}-{}@frontrow>", claimed.mail_id, claimed.booking_id.simple()));
+                mail.message_id = Some(format!("<mail-{}-{}@frontrow>", claimed.mail_id, about.simple()));
                 self.mailer().send(&mail).await.map(|()| mail.to)
             }
             Ok(None) => {
-                // Refunded or cancelled before it went out: no ticket to send.
+                // Refunded or cancelled before it went out: no ticket to send;
+                // or the offer was taken up or over already.
+                let why = match claimed.kind {
+                    MailKind::WaitlistOffer => "not sent: the offer is no longer open",
+                    _ => "not sent: no ticket of the booking is valid any more",
+                };
                 sqlx::query!(
-                    r#"UPDATE mail_outbox SET state = 'failed', last_error = 'not sent: no ticket of the booking is valid any more'
+                    r#"UPDATE mail_outbox SET state = 'failed', last_error = $3
                         WHERE mail_id = $1 AND attempts = $2 AND state = 'queued'"#,
                     claimed.mail_id,
-                    claimed.attempts
+                    claimed.attempts,
+                    why
                 )
                 .execute(self.pool())
                 .await?;
@@ -162,7 +175,7 @@ impl Engine {
             Claimed,
             r#"INSERT INTO mail_outbox (booking_id, kind, about, attempts, next_attempt_at)
                VALUES ($1, 'tickets', $2, 1, now() + make_interval(secs => $3))
-            RETURNING mail_id, booking_id, kind AS "kind: MailKind", about, attempts"#,
+            RETURNING mail_id, booking_id, entry_id, kind AS "kind: MailKind", about, attempts"#,
             booking_id.as_uuid(),
             format!("resend:{}", Uuid::new_v4()),
             SEND_LEASE_SECS,

@@ -1,5 +1,6 @@
 //! What a buyer's mail says: the tickets (a PDF with a page per ticket and
-//! its QR code, and a calendar entry), a refund, an event called off.
+//! its QR code, and a calendar entry), a refund, an event called off; and
+//! what a fan on the waiting list is told when seats are offered to them.
 
 use std::fmt::Write as _;
 
@@ -93,6 +94,7 @@ pub(crate) async fn compose(pool: &PgPool, booking_id: BookingId, kind: MailKind
     .ok_or(EngineError::NotFound)?;
     let link = format!("{site}/bookings/{booking_id}");
     match kind {
+        MailKind::WaitlistOffer => Err(EngineError::Internal("an offer's mail names its entry, not a booking".into())),
         MailKind::Tickets => tickets_mail(pool, booking_id, &b, &link).await,
         MailKind::Refund | MailKind::EventCancelled => {
             let refund_id: Uuid = about.parse().map_err(|_| EngineError::Internal(format!("mail about {about:?} names no refund")))?;
@@ -126,6 +128,54 @@ pub(crate) async fn compose(pool: &PgPool, booking_id: BookingId, kind: MailKind
             Ok(Some(Mail::text(b.to, subject, body)))
         }
     }
+}
+
+/// The mail offering seats to a fan on the waiting list (none: the offer
+/// is no longer open).
+pub(crate) async fn offer_mail(pool: &PgPool, entry_id: Uuid, site: &str) -> Result<Option<Mail>> {
+    let o = sqlx::query!(
+        r#"SELECT u.email, u.name, e.event_id, e.name AS event_name, e.venue, e.starts_at AS "starts_at: DateTime<Utc>",
+                  h.expires_at AS "expires_at: DateTime<Utc>", h.total_cents, hold_live(h.state, h.expires_at) AS "open!",
+                  array_agg(CASE WHEN s.kind = 'standing' THEN 'standing area ' || s.section
+                                 ELSE 'section ' || s.section || ', row ' || s.row_label || ', seat ' || s.number END
+                            ORDER BY s.position) AS "places!"
+             FROM waitlist_entries w JOIN users u USING (user_id) JOIN events e USING (event_id)
+             JOIN holds h ON h.hold_id = w.hold_id JOIN seats s ON s.event_id = h.event_id AND s.seat_id = ANY (h.seat_ids)
+            WHERE w.entry_id = $1
+            GROUP BY u.email, u.name, e.event_id, h.hold_id"#,
+        entry_id
+    )
+    .fetch_optional(pool)
+    .await?
+    .ok_or(EngineError::NotFound)?;
+    if !o.open {
+        return Ok(None);
+    }
+    let subject = format!("Seats for {} are yours to buy until {}", o.event_name, o.expires_at.format("%H:%M UTC"));
+    let body = format!(
+        "Hello {},
+
+Seats came back for {} at {} on {}, and you are next on its waiting list.
+
+         We are keeping these for you until {}:
+  {}
+Total: {}
+
+         Buy them here: {site}/events/{}
+
+         After that they go to the next fan on the list. Not going? Decline them on the same page and they go on at once.
+",
+        o.name,
+        o.event_name,
+        o.venue,
+        when(o.starts_at),
+        when(o.expires_at),
+        o.places.join("
+  "),
+        money(o.total_cents),
+        o.event_id,
+    );
+    Ok(Some(Mail::text(o.email, subject, body)))
 }
 
 fn when(at: DateTime<Utc>) -> String {

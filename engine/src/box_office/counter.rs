@@ -88,7 +88,7 @@ impl Engine {
                     }
                 }
                 let hold_id = HoldId::from(Uuid::new_v4());
-                let claimed = seats::claim(&mut tx, event_id, &seat_ids, hold_id, &token, staff.user_id, COUNTER_HOLD_SECONDS).await?;
+                let claimed = seats::claim(&mut tx, event_id, &seat_ids, hold_id, &token, staff.user_id, COUNTER_HOLD_SECONDS, seats::ClaimPurpose::Counter).await?;
                 if claimed.len() != seat_ids.len() {
                     tx.rollback().await?;
                     let claimed: Vec<&str> = claimed.iter().map(|c| c.seat_id.as_str()).collect();

@@ -1,6 +1,6 @@
 //! The box office: counter sales, blocking seats, check-in at the door,
-//! presale codes, the staff's reports and live figures, and the invariant
-//! audit.
+//! presale codes, the waiting list, the staff's reports and live figures,
+//! and the invariant audit.
 
 pub mod access_codes;
 pub(crate) mod audit;
@@ -9,3 +9,4 @@ pub(crate) mod checkin;
 pub(crate) mod counter;
 pub mod reports;
 pub(crate) mod stats;
+pub(crate) mod waitlist;

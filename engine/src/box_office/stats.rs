@@ -121,6 +121,7 @@ impl Engine {
                 refunds: minute.refunds,
             },
             queue: QueueFigures { waiting: queue.queue_length, active: queue.active_shoppers, admitted_per_minute: minute.admitted },
+            waitlist: self.waitlist_figures(event_id).await?,
             last_hour: series
                 .into_iter()
                 .map(|p| MinutePoint { at: p.at, holds: p.holds, expired: p.expired, sold: p.sold, payment_failures: p.failures, admitted: p.admitted })

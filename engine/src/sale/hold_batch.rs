@@ -64,6 +64,8 @@ pub(crate) enum HoldOutcome {
     CodeScope,
     /// Every use of the presale code is taken.
     CodeUsedUp,
+    /// Free, but kept for the waiting list.
+    ForWaitingList,
     /// Unpublished or cancelled.
     Closed,
 }
@@ -119,6 +121,7 @@ async fn call(connection: &mut PgConnection, event_id: EventId, requests: &[Hold
             ("code_closed", ..) => Ok(HoldOutcome::CodeClosed),
             ("code_scope", ..) => Ok(HoldOutcome::CodeScope),
             ("code_used_up", ..) => Ok(HoldOutcome::CodeUsedUp),
+            ("waitlist", ..) => Ok(HoldOutcome::ForWaitingList),
             ("closed", ..) => Ok(HoldOutcome::Closed),
             (other, ..) => Err(EngineError::Internal(format!("hold_batch answered {other:?}"))),
         };

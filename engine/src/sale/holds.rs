@@ -195,6 +195,7 @@ impl Engine {
             HoldOutcome::CodeClosed => Err(EngineError::AccessCodeInvalid),
             HoldOutcome::CodeScope => Err(EngineError::AccessCodeScope),
             HoldOutcome::CodeUsedUp => Err(EngineError::AccessCodeUsedUp),
+            HoldOutcome::ForWaitingList => Err(EngineError::SeatsForWaitingList),
             // Unpublished or cancelled since the board heard: say which.
             HoldOutcome::Closed => Err(self.rules(event_id).await?.check_can_hold(fan, access).err().unwrap_or(EngineError::NotFound)),
             // The contract answers a fan's unknown seat ids 422.

@@ -10,7 +10,9 @@
 //! - [`reaper`]: lapsed holds returned in batches;
 //! - [`ticket_types`]: the type of each seat a checkout pays for;
 //! - [`presale`]: presale codes as fans enter them, and [`presale::Access`],
-//!   what lets a fan hold (an admission, a presale code).
+//!   what lets a fan hold (an admission, a presale code);
+//! - [`waitlist`]: fans waiting for a sold-out tier, offered the seats
+//!   that come back, in order.
 
 pub mod best;
 pub(crate) mod bookings;
@@ -23,3 +25,4 @@ pub(crate) mod reaper;
 pub(crate) mod release_batch;
 pub mod seats;
 pub(crate) mod ticket_types;
+pub(crate) mod waitlist;

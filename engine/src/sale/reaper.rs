@@ -30,14 +30,7 @@ impl Engine {
         let mut total = 0;
         loop {
             let mut tx = crate::db::begin(self.pool()).await?;
-            let ours = sqlx::query_scalar!(
-                r#"SELECT pg_try_advisory_xact_lock($1, hashtext($2::uuid::text)) AS "locked!""#,
-                LOCK_REAPER,
-                event_id.as_uuid()
-            )
-            .fetch_one(&mut *tx)
-            .await?;
-            if !ours {
+            if !crate::db::try_lock_event(&mut tx, LOCK_REAPER, event_id).await? {
                 return Ok(total);
             }
             let freed = seats::reap(&mut tx, event_id, batch).await?;

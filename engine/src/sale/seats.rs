@@ -60,11 +60,29 @@ pub(crate) struct ClaimedSeat {
     pub expires_at: DateTime<Utc>,
 }
 
-/// At the box office: available, blocked, or held with a lapsed lease (lazy
-/// expiry) → held by `hold_id` under `token` for `ttl_seconds`. (Fans' holds
-/// go through the `hold_batch` function, which never takes blocked seats.)
-/// Returns the seats it could claim; the caller rolls back unless it got
-/// all of them.
+/// Who claims seats outside a fan's hold, which decides the seats it may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ClaimPurpose {
+    /// A counter sale: blocked seats too.
+    Counter,
+    /// An offer to a fan on the waiting list: only free seats.
+    WaitlistOffer,
+}
+
+impl ClaimPurpose {
+    fn reason(self) -> &'static str {
+        match self {
+            ClaimPurpose::Counter => "counter_hold",
+            ClaimPurpose::WaitlistOffer => "waitlist_offer",
+        }
+    }
+}
+
+/// Seats the counter or the waiting list may take (see [`ClaimPurpose`];
+/// free includes a lapsed lease, by lazy expiry) → held by `hold_id` under
+/// `token` for `ttl_seconds`. (Fans' holds go through the `hold_batch`
+/// function.) Returns the seats it could claim; the caller rolls back
+/// unless it got all of them.
 pub(crate) async fn claim(
     conn: &mut PgConnection,
     event_id: EventId,
@@ -73,6 +91,7 @@ pub(crate) async fn claim(
     token: &str,
     holder: UserId,
     ttl_seconds: i32,
+    purpose: ClaimPurpose,
 ) -> Result<Vec<ClaimedSeat>> {
     Ok(sqlx::query_as!(
         ClaimedSeat,
@@ -84,13 +103,14 @@ pub(crate) async fn claim(
                  FROM seats prior
                 WHERE s.event_id = $1 AND s.seat_id = ANY($2::text[])
                   AND prior.event_id = s.event_id AND prior.seat_id = s.seat_id
-                  AND (s.state = 'available'
-                       OR (s.state = 'held' AND lease_lapsed(s.hold_expires_at))
-                       OR s.state = 'blocked')
+                  AND CASE WHEN $8 THEN s.state = 'available'
+                                        OR (s.state = 'held' AND lease_lapsed(s.hold_expires_at))
+                                        OR s.state = 'blocked'
+                           ELSE seat_free(s.state, s.hold_expires_at, s.blocked_reason) END
             RETURNING s.seat_id, s.price_cents, s.version, s.hold_expires_at, prior.state AS prior_state
            ), logged AS (
                INSERT INTO seat_events (event_id, seat_id, version, from_state, to_state, hold_id, token_tag, actor_id, reason)
-               SELECT $1, seat_id, version, prior_state, 'held', $3, $7, $5, 'counter_hold'
+               SELECT $1, seat_id, version, prior_state, 'held', $3, $7, $5, $9::text::seat_change_reason
                FROM claimed
            )
            SELECT seat_id AS "seat_id!", price_cents AS "price_cents!", hold_expires_at AS "expires_at!: DateTime<Utc>"
@@ -102,6 +122,8 @@ pub(crate) async fn claim(
         holder.as_uuid(),
         ttl_seconds,
         token_tag(token),
+        purpose == ClaimPurpose::Counter,
+        purpose.reason(),
     )
     .fetch_all(conn)
     .await?)

@@ -12,6 +12,7 @@ pub mod live;
 pub mod ops;
 pub mod presale;
 pub mod queue;
+pub mod waitlist;
 
 
 use std::time::Instant;
@@ -46,6 +47,7 @@ pub const SESSION_COOKIE: &str = "frontrow_session";
         admin::list_layouts, admin::save_layout, admin::get_layout, admin::list_users, admin::create_user, admin::change_user,
         queue::join, queue::status, queue::stats, queue::configure,
         presale::enter_code, presale::create_codes, presale::list_codes, presale::codes_csv, presale::revoke_codes,
+        waitlist::join, waitlist::mine, waitlist::leave, waitlist::all_mine, waitlist::list, waitlist::configure, waitlist::offer,
         ops::healthz, ops::readyz, ops::metrics,
     ),
     components(schemas(AppError)),
@@ -149,6 +151,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/api/v1/bookings/{booking_id}/cancel", post(holds::cancel_tickets))
         .route("/api/v1/events/{event_id}/queue", post(queue::join))
         .route("/api/v1/events/{event_id}/presale-code", post(presale::enter_code))
+        .route("/api/v1/events/{event_id}/waitlist", post(waitlist::join))
         .route("/api/v1/events/{event_id}/queue/{queue_token}", get(queue::status))
         .route("/api/v1/me/email-code", post(auth::send_email_code))
         .route("/api/v1/me/email-code/confirm", post(auth::confirm_email_code))
@@ -159,6 +162,8 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/api/v1/auth/logout", post(auth::logout))
         .route("/api/v1/me", get(auth::me))
         .route("/api/v1/me/bookings", get(auth::my_bookings))
+        .route("/api/v1/me/waitlist", get(waitlist::all_mine))
+        .route("/api/v1/events/{event_id}/waitlist", get(waitlist::mine).delete(waitlist::leave))
         .route("/api/v1/events", get(catalogue::list_events))
         .route("/api/v1/events/{event_id}", get(catalogue::event_detail))
         .route("/api/v1/events/{event_id}/seats", get(catalogue::seats))
@@ -193,6 +198,8 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/api/v1/admin/events/{event_id}/access-codes", post(presale::create_codes).get(presale::list_codes))
         .route("/api/v1/admin/events/{event_id}/access-codes/{batch_id}/codes.csv", get(presale::codes_csv))
         .route("/api/v1/admin/events/{event_id}/access-codes/{batch_id}/revoke", post(presale::revoke_codes))
+        .route("/api/v1/admin/events/{event_id}/waitlist", get(waitlist::list).patch(waitlist::configure))
+        .route("/api/v1/admin/events/{event_id}/waitlist/offers", post(waitlist::offer))
         .route("/api/v1/admin/events/{event_id}/waiting-room", get(queue::stats).patch(queue::configure))
         .route("/api/openapi.json", get(openapi_json))
         .route("/api/{*rest}", axum::routing::any(|| async { AppError::not_found() }))

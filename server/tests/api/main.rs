@@ -30,3 +30,4 @@ mod sign_in;
 mod ticket_types;
 mod venues;
 mod waiting_room;
+mod waitlist;

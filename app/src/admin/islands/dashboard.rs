@@ -67,6 +67,8 @@ pub fn LiveDashboard(event_id: EventId, stats: EventStats) -> impl IntoView {
                 <li><strong>{move || stats.with(|s| s.queue.waiting)}</strong>" in the queue"</li>
                 <li><strong>{move || stats.with(|s| s.queue.active)}</strong>" shopping"</li>
                 <li><strong>{move || stats.with(|s| s.queue.admitted_per_minute)}</strong>" admitted"</li>
+                <li><strong id="waitlist-waiting">{move || stats.with(|s| s.waitlist.waiting)}</strong>" on the waiting list"</li>
+                <li><strong id="waitlist-offers">{move || stats.with(|s| s.waitlist.offers_outstanding)}</strong>" offers open"</li>
             </ul>
             <h2>"The last hour, per minute"</h2>
             <div class="charts">

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::param;
 use super::presale::PresaleCodes;
+use super::waitlist::WaitlistSection;
 use crate::admin::actions::{CancelEvent, ConfigureQueue, CreateEvent, UpdateEvent};
 use crate::admin::{local_input, refused, when, word, Frame};
 use crate::format::money;
@@ -212,6 +213,7 @@ pub struct StaffEvent {
     pub queue: QueueStats,
     pub audit: AuditReport,
     pub presales: Vec<AccessCodeBatch>,
+    pub waitlist: frontrow_model::Waitlist,
 }
 
 #[server(prefix = "/_app")]
@@ -222,7 +224,8 @@ pub async fn load_staff_event(event_id: String) -> Result<StaffEvent, AppError> 
     let event = engine.event(id).await?;
     let line = engine.staff_events().await?.into_iter().find(|e| e.event_id == id).ok_or_else(AppError::not_found)?;
     let presales = engine.access_code_batches(&user, id).await?;
-    Ok(StaffEvent { queue: engine.queue_stats(id).await?, audit: engine.audit(Some(id)).await?, event, line, presales })
+    let waitlist = engine.waitlist(&user, id).await?;
+    Ok(StaffEvent { queue: engine.queue_stats(id).await?, audit: engine.audit(Some(id)).await?, event, line, presales, waitlist })
 }
 
 #[component]
@@ -248,7 +251,7 @@ pub fn StaffEventPage() -> impl IntoView {
 
 #[component]
 fn EventSettings(data: StaffEvent) -> impl IntoView {
-    let StaffEvent { event, line, queue, audit, presales } = data;
+    let StaffEvent { event, line, queue, audit, presales, waitlist } = data;
     let id = event.event_id;
     let cancelled = event.cancelled_at.is_some();
     view! {
@@ -289,6 +292,7 @@ fn EventSettings(data: StaffEvent) -> impl IntoView {
                 <p class="hint">"Prices: " {event.tiers.iter().map(|t| format!("{} {}", t.tier, money(i64::from(t.price_cents)))).collect::<Vec<_>>().join(", ")}</p>
 
                 <PresaleCodes event=event.clone() batches=presales/>
+                <WaitlistSection list=waitlist/>
 
                 <h2 id="waiting-room">"Waiting room"</h2>
                 <dl class="queue-figures">

@@ -7,6 +7,7 @@ mod figures;
 mod layouts;
 mod money;
 mod presale;
+mod waitlist;
 mod seats;
 mod staff;
 

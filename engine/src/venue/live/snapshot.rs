@@ -68,6 +68,20 @@ impl BoardSnapshot {
         self.statuses[range].iter().filter(|s| **s == SeatStatus::Available).count() as i64
     }
 
+    /// The tiers with no seat fans can take now: those a fan may join the
+    /// waiting list for.
+    pub fn tiers_sold_out(&self) -> Vec<String> {
+        let mut free = vec![false; self.event.tiers.len()];
+        for (seat, status) in self.layout.seats.iter().zip(self.statuses.iter()) {
+            if *status == SeatStatus::Available {
+                if let Some(f) = free.get_mut(seat.tier_index) {
+                    *f = true;
+                }
+            }
+        }
+        self.event.tiers.iter().zip(free).filter(|(_, f)| !f).map(|(t, _)| t.tier.clone()).collect()
+    }
+
     /// The contract's seat list, optionally one section only, as fans see
     /// it (`for_staff`: blocked seats as blocked).
     pub fn seat_map(&self, section: Option<&str>, for_staff: bool) -> SeatMap {
