@@ -1,7 +1,8 @@
 //! The waiting list: fans join a sold-out tier's list; seats that come back
 //! (a lapsed hold, a refund, staff unblocking) are kept from everyone else
 //! and offered in the order fans joined, one fan per seat; an offer let
-//! lapse or declined passes on; a leader killed mid-round offers nothing.
+//! lapse or declined passes on; a leader killed mid-round offers nothing;
+//! the waiting room lets nobody in for a seat the list keeps.
 
 use std::time::Duration;
 
@@ -283,4 +284,38 @@ async fn a_leader_killed_mid_round_offers_nothing_and_the_next_offers_each_seat_
     assert_one_fan_per_seat(&next.pool, event).await;
     next.assert_invariants().await;
     next.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_waiting_room_admits_nobody_for_a_seat_the_waiting_list_keeps() {
+    // Neither the admission loop nor the list's rounds run by themselves here.
+    let app = spawn_app_with(|s| {
+        s.admission_interval_ms = 3_600_000;
+        s.reaper_interval_ms = 3_600_000;
+    })
+    .await;
+    let event = app.event(1, 4, 300, 4).await;
+    let staff = app.staff().await;
+    buy(&app.fan().await, event, &["A-1-1", "A-1-2", "A-1-3"]).await;
+    let blocks = format!("{}/api/v1/admin/events/{event}/blocks", staff.base);
+    assert_eq!(staff.send(staff.http.post(&blocks).json(&json!({ "seat_ids": ["A-1-4"], "reason": "desk" }))).await.status, 200);
+    assert_eq!(join(&app.fan().await, event, 1).await.status, 201);
+    let room = staff.send(staff.http.patch(format!("{}/api/v1/admin/events/{event}/waiting-room", staff.base)).json(&json!({ "waiting_room_enabled": true }))).await;
+    assert_eq!(room.status, 200, "{}", room.body);
+    let queued = app.fan().await;
+    assert_eq!(queued.post(&format!("/api/v1/events/{event}/queue"), json!({})).await.status, 201);
+
+    // The seat comes back: it is the list's, so nobody is let in for it.
+    assert_eq!(staff.send(staff.http.delete(&blocks).json(&json!({ "seat_ids": ["A-1-4"] }))).await.status, 200);
+    let round = app.engine.admission_round(event.into(), app.instance_id).await.expect("round").expect("this instance leads");
+    assert_eq!((round.remaining, round.admitted), (0, 0), "{round:?}");
+
+    // Paused, the list keeps nothing: the seat is everyone's and the queue moves.
+    let paused = staff.send(staff.http.patch(format!("{}/api/v1/admin/events/{event}/waitlist", staff.base)).json(&json!({ "paused": true }))).await;
+    assert_eq!(paused.status, 200, "{}", paused.body);
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let round = app.engine.admission_round(event.into(), app.instance_id).await.expect("round").expect("this instance leads");
+    assert_eq!((round.remaining, round.admitted), (1, 1), "{round:?}");
+    app.assert_invariants().await;
+    app.stop().await;
 }
