@@ -8,7 +8,7 @@ use crate::accounts::require_staff;
 use crate::changelog;
 use crate::db::{HoldState, LOCK_WAITLIST};
 use crate::error::{EngineError, Result};
-use crate::sale::waitlist::{entry_state, make_offer};
+use crate::sale::waitlist::{choose, entry_state, lock_free_seats, make_offer};
 use crate::Engine;
 
 impl Engine {
@@ -129,17 +129,7 @@ impl Engine {
         if let Some(ids) = &offer.seat_ids {
             frontrow_model::seat_list(ids)?;
         }
-        let free = sqlx::query!(
-            r#"SELECT seat_id, section || ' ' || row_label AS "row_key!", number, position FROM seats
-                WHERE event_id = $1 AND tier = $2 AND seat_free(state, hold_expires_at, blocked_reason)
-                  AND ($3::text[] IS NULL OR seat_id = ANY ($3))
-                ORDER BY seat_id FOR UPDATE"#,
-            event_id.as_uuid(),
-            entry.tier,
-            named.as_deref()
-        )
-        .fetch_all(&mut *tx)
-        .await?;
+        let free = lock_free_seats(&mut tx, event_id, std::slice::from_ref(&entry.tier), named.as_deref()).await?;
         let seats: Vec<String> = match &named {
             Some(ids) => {
                 let found: Vec<&str> = free.iter().map(|s| s.seat_id.as_str()).collect();
@@ -149,16 +139,8 @@ impl Engine {
                 }
                 ids.clone()
             }
-            None => {
-                let mut free = free;
-                free.sort_by_key(|s| s.position);
-                let free: Vec<(String, String, i32)> = free.into_iter().map(|s| (s.seat_id, s.row_key, s.number)).collect();
-                frontrow_model::pick_together(&free, entry.quantity as usize)
-                    .ok_or_else(|| EngineError::NoSeatsTogether { count: entry.quantity as usize, tier: entry.tier.clone() })?
-                    .into_iter()
-                    .map(str::to_owned)
-                    .collect()
-            }
+            None => choose(&free, &entry.tier, entry.quantity)
+                .ok_or_else(|| EngineError::NoSeatsTogether { count: entry.quantity as usize, tier: entry.tier.clone() })?,
         };
         let hold_id = make_offer(&mut tx, event_id, entry.entry_id, entry.user_id.into(), &seats, entry.waitlist_offer_minutes, Some(staff.user_id)).await?;
         changelog::record(&mut tx, Some(event_id), staff.user_id, "waitlist_offer_by_hand", &seats, &format!("offered to entry {}", entry.entry_id)).await?;

@@ -47,12 +47,40 @@ struct Waiting {
     quantity: i32,
 }
 
-/// A free seat of a tier someone waits for, in layout order.
-struct FreeSeat {
-    seat_id: String,
+/// A free seat of a tier someone waits for.
+pub(crate) struct FreeSeat {
+    pub seat_id: String,
     row_key: String,
     number: i32,
     tier: String,
+    position: i32,
+}
+
+/// The free seats of `tiers` (only those `named`, if given), locked in seat
+/// order as `hold_batch` locks them, so the two never deadlock, and
+/// returned in layout order, to find seats together.
+pub(crate) async fn lock_free_seats(conn: &mut PgConnection, event_id: EventId, tiers: &[String], named: Option<&[String]>) -> Result<Vec<FreeSeat>> {
+    let mut free = sqlx::query_as!(
+        FreeSeat,
+        r#"SELECT seat_id, section || ' ' || row_label AS "row_key!", number, tier, position FROM seats
+            WHERE event_id = $1 AND tier = ANY ($2) AND seat_free(state, hold_expires_at, blocked_reason)
+              AND ($3::text[] IS NULL OR seat_id = ANY ($3))
+            ORDER BY seat_id FOR UPDATE"#,
+        event_id.as_uuid(),
+        tiers,
+        named
+    )
+    .fetch_all(conn)
+    .await?;
+    free.sort_by_key(|s| s.position);
+    Ok(free)
+}
+
+/// `quantity` seats of `tier` among `free` (layout order), side by side
+/// where they can be (see [`pick_together`]); none: too few.
+pub(crate) fn choose(free: &[FreeSeat], tier: &str, quantity: i32) -> Option<Vec<String>> {
+    let of_tier: Vec<(String, String, i32)> = free.iter().filter(|s| s.tier == tier).map(|s| (s.seat_id.clone(), s.row_key.clone(), s.number)).collect();
+    Some(pick_together(&of_tier, usize::try_from(quantity).ok()?)?.into_iter().map(str::to_owned).collect())
 }
 
 impl Engine {
@@ -210,20 +238,7 @@ impl Engine {
         .fetch_all(&mut *tx)
         .await?;
         let tiers: Vec<String> = waiting.iter().map(|w| w.tier.clone()).collect::<HashSet<_>>().into_iter().collect();
-        // Locked in seat order, as `hold_batch` locks them, so the two never
-        // deadlock; then put in layout order to find seats together.
-        let mut free = sqlx::query!(
-            r#"SELECT seat_id, section || ' ' || row_label AS "row_key!", number, tier, position FROM seats
-                WHERE event_id = $1 AND tier = ANY ($2) AND seat_free(state, hold_expires_at, blocked_reason)
-                ORDER BY seat_id FOR UPDATE"#,
-            event_id.as_uuid(),
-            &tiers
-        )
-        .fetch_all(&mut *tx)
-        .await?;
-        free.sort_by_key(|s| s.position);
-        let mut free: Vec<FreeSeat> =
-            free.into_iter().map(|s| FreeSeat { seat_id: s.seat_id, row_key: s.row_key, number: s.number, tier: s.tier }).collect();
+        let mut free = lock_free_seats(&mut tx, event_id, &tiers, None).await?;
         // First come, first offered, per tier: a fan that cannot be served
         // yet keeps the seats that came back for when enough have.
         let mut stuck: HashSet<String> = HashSet::new();
@@ -232,13 +247,10 @@ impl Engine {
             if stuck.contains(&fan.tier) {
                 continue;
             }
-            let of_tier: Vec<(String, String, i32)> =
-                free.iter().filter(|s| s.tier == fan.tier).map(|s| (s.seat_id.clone(), s.row_key.clone(), s.number)).collect();
-            let Some(picked) = pick_together(&of_tier, fan.quantity as usize) else {
+            let Some(picked) = choose(&free, &fan.tier, fan.quantity) else {
                 stuck.insert(fan.tier);
                 continue;
             };
-            let picked: Vec<String> = picked.into_iter().map(str::to_owned).collect();
             free.retain(|s| !picked.contains(&s.seat_id));
             make_offer(&mut tx, event_id, fan.entry_id, UserId::from(fan.user_id), &picked, minutes, None).await?;
             offers += 1;
