@@ -69,7 +69,7 @@ pub async fn hold_from_list(event_id: EventId, section: String, seat_ids: Option
     use crate::server::{back_to, limited_fan};
     let (engine, session, user) = limited_fan().await?;
     let stored = crate::session::stored_admission(&session, &engine, event_id, user.user_id).await?;
-    let pass = crate::session::pass(&session, &engine, event_id, user.user_id, stored.as_ref().map(|s| s.0.as_str())).await?;
+    let pass = crate::session::pass(&session, &engine, event_id, user.user_id, stored.as_ref().map(|s| s.admission_token.as_str())).await?;
     let held = match (seat_ids.filter(|ids| !ids.is_empty()), count) {
         (Some(ids), _) => engine.hold(user.user_id, event_id, &ids, pass.access(), None).await?,
         (None, Some(count)) => {

@@ -80,3 +80,70 @@ test('a fan waits in the queue, sees the position fall, is admitted and reaches 
   expect(stats.admitted_total).toBe(4);
   expect(stats.active_shoppers).toBe(4);
 });
+
+test('a fan with a presale code waits in the presale queue, is drawn at its opening, admitted, and holds', async ({ page }, testInfo) => {
+  test.setTimeout(120_000);
+  const staff = await signedIn('staff@frontrow.test', false);
+  const created = await staff.post('/api/v1/admin/events', {
+    data: {
+      name: `Presale Queue Night ${Date.now()}`, kind: 'concert', venue: 'Queue Hall',
+      starts_at: new Date(Date.now() + 30 * 86400e3).toISOString(),
+      sale_opens_at: new Date(Date.now() + 86400e3).toISOString(),
+      hold_ttl_seconds: 300, max_seats_per_order: 4, waiting_room_enabled: true,
+      tiers: [{ tier: 'Floor', price_cents: 4000 }],
+      sections: [{ section: 'A', rows: [{ row: '1', seats: 10, tier: 'Floor' }] }],
+    },
+  });
+  expect(created.status()).toBe(201);
+  const eventId = (await created.json()).event_id as string;
+  // The presale opens in 25 seconds: long enough to queue before it.
+  const opensAt = Date.now() + 25_000;
+  const codes = await staff.post(`/api/v1/admin/events/${eventId}/access-codes`, {
+    data: {
+      label: 'Fan club', code: 'CLUB-E2E-QUEUE', max_uses: 4, limit_unit: 'tickets',
+      starts_at: new Date(opensAt).toISOString(), ends_at: new Date(Date.now() + 3600e3).toISOString(),
+    },
+  });
+  expect(codes.status(), await codes.text()).toBe(201);
+
+  const email = unique('presale-queue');
+  await page.goto(`/signup?next=/events/${eventId}`);
+  await expect(page.locator('form.auth-form')).toHaveAttribute('data-ready', 'true', { timeout: 20_000 });
+  await page.getByLabel('Name').fill('Presale Fan');
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill('correct-horse-battery');
+  await page.getByRole('button', { name: 'Create account' }).click();
+
+  // Before the public sale the waiting room asks for a presale code.
+  await page.waitForURL(`**/events/${eventId}/queue`);
+  const codeForm = page.locator('#presale-code');
+  await expect(codeForm).toBeVisible();
+  await codeForm.getByLabel('Presale code').fill('NOT-A-CODE');
+  await codeForm.getByRole('button', { name: 'Use code' }).click();
+  await expect(page.locator('#presale-error')).toHaveText('this code does not open a presale of this event now');
+  await codeForm.getByLabel('Presale code').fill('club e2e queue');
+  await codeForm.getByRole('button', { name: 'Use code' }).click();
+
+  // In the presale's pre-queue until its opening draw.
+  await expect(page.locator('#phase')).toHaveText('Presale queue');
+  await expect(page.locator('#headline')).toContainText('The presale has not opened yet');
+  await page.screenshot({ path: testInfo.outputPath('presale-pre-queue.png'), fullPage: true });
+
+  // At the opening: drawn, admitted (the only fan), on to the seats.
+  await page.waitForURL(`**/events/${eventId}`, { timeout: 60_000 });
+  expect(Date.now()).toBeGreaterThanOrEqual(opensAt - 1_000);
+  await expect(page.locator('#presale-pass')).toContainText('Presale for Fan club');
+  await expect(page.locator('#picker')).toHaveAttribute('data-ready', 'true', { timeout: 20_000 });
+  await page.locator('#s-A-1-3').click();
+  await page.locator('#hold-button').click();
+  await expect(page.locator('#countdown')).toBeVisible();
+  await expect(page.locator('#s-A-1-3')).toHaveClass(/mine/);
+  await page.screenshot({ path: testInfo.outputPath('presale-admitted-and-holding.png'), fullPage: true });
+
+  const stats = await (await staff.get(`/api/v1/admin/events/${eventId}/waiting-room`)).json();
+  expect(stats.presale.admitted_total).toBe(1);
+  expect(stats.presale.drawn_at).toBeTruthy();
+  // The public sale's queue is apart: not drawn, nobody admitted.
+  expect(stats.admitted_total).toBe(0);
+  expect(stats.drawn_at).toBeNull();
+});

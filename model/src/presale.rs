@@ -138,6 +138,8 @@ pub struct PresaleCodeEntry {
 pub struct PresalePass {
     pub event_id: EventId,
     pub label: String,
+    /// When the code opens seats (it may be entered before, to queue).
+    pub starts_at: DateTime<Utc>,
     pub ends_at: DateTime<Utc>,
     /// The tiers it opens; none: every tier.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -150,6 +152,11 @@ pub struct PresalePass {
 }
 
 impl PresalePass {
+    /// Does the code open its seats at `now`?
+    pub fn is_open(&self, now: DateTime<Utc>) -> bool {
+        self.starts_at <= now && now < self.ends_at
+    }
+
     /// What the code opens, in words: "Stalls tier, up to 2 tickets".
     pub fn describe(&self) -> String {
         let mut parts = Vec::new();
@@ -181,6 +188,7 @@ mod tests {
         let pass = PresalePass {
             event_id: EventId::from_uuid(uuid::Uuid::nil()),
             label: "Fan club".into(),
+            starts_at: Utc::now(),
             ends_at: Utc::now(),
             tiers: Some(vec!["Front".into()]),
             sections: None,

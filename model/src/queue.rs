@@ -17,6 +17,32 @@ pub enum QueueState {
     AllHeld,
     /// The fan's admission lapsed; joining again puts them at the back.
     Expired,
+    /// The presale this entry queued for has given way to the public
+    /// sale: joining again puts the fan in the public sale's queue (where
+    /// the public draw placed them if they joined before it).
+    PresaleOver,
+}
+
+/// Which of an event's sales a queue (and an admission) is for: each has
+/// its own queue, pre-queue and draw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "sqlx", derive(sqlx::Type), sqlx(type_name = "sale_phase", rename_all = "snake_case"))]
+#[serde(rename_all = "snake_case")]
+pub enum SalePhase {
+    /// Before the public sale, for fans with a presale code.
+    Presale,
+    #[default]
+    Public,
+}
+
+impl SalePhase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SalePhase::Presale => "presale",
+            SalePhase::Public => "public",
+        }
+    }
 }
 
 /// What a fan in the queue is told.
@@ -24,6 +50,9 @@ pub enum QueueState {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct QueueView {
     pub queue_token: String,
+    /// The sale this queue is for.
+    #[serde(default)]
+    pub phase: SalePhase,
     pub state: QueueState,
     /// Fans ahead of this one (0 when admitted). In the pre-queue, before the
     /// opening draw, the number of fans in the pre-queue.
@@ -47,6 +76,19 @@ pub struct QueueStats {
     pub paused: bool,
     pub admission_factor: f64,
     pub max_active: i32,
+    /// The public sale's queue.
+    #[serde(flatten)]
+    pub counts: QueueCounts,
+    pub last_tick_at: Option<DateTime<Utc>>,
+    /// The presale's own queue, where the event has a presale.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub presale: Option<PresaleQueueStats>,
+}
+
+/// How one of an event's queues stands.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct QueueCounts {
     /// Fans waiting (numbered and in the pre-queue).
     pub queue_length: i64,
     pub prequeue: i64,
@@ -56,7 +98,16 @@ pub struct QueueStats {
     /// Admissions per second, smoothed over recent rounds.
     pub admission_rate: f64,
     pub drawn_at: Option<DateTime<Utc>>,
-    pub last_tick_at: Option<DateTime<Utc>>,
+}
+
+/// Staff figures of a presale's queue.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PresaleQueueStats {
+    /// When it opens and draws its pre-queue: the earliest presale window.
+    pub opens_at: DateTime<Utc>,
+    #[serde(flatten)]
+    pub counts: QueueCounts,
 }
 
 /// Staff changes to an event's waiting room; a field left out stays as it is.

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use frontrow_model::SalePhase;
 use tokio::task::JoinSet;
 use tower_sessions::session_store::ExpiredDeletion;
 use tokio_util::sync::CancellationToken;
@@ -67,7 +68,9 @@ pub fn spawn(state: AppState, shutdown: CancellationToken) -> Tasks {
 
     // The waiting room's admission loop: every instance tries each event
     // every half second; the queue's lease and its one-round-per-second rule
-    // make exactly one of them admit, once a second.
+    // make exactly one of them admit, once a second. A presale's queue has
+    // rounds of its own (none once the public sale opens, or where nobody
+    // queued for it).
     let engine = state.engine.clone();
     let instance = state.instance_id;
     set.spawn(every(Duration::from_millis(state.settings.admission_interval_ms.max(50)), shutdown.clone(), move || {
@@ -78,10 +81,12 @@ pub fn spawn(state: AppState, shutdown: CancellationToken) -> Tasks {
                 Err(e) => return tracing::warn!(error = %e, "admission loop could not list events"),
             };
             for event_id in events {
-                match engine.admission_round(event_id, instance).await {
-                    Ok(Some(round)) if round.admitted > 0 => tracing::info!(%event_id, ?round, "admitted"),
-                    Ok(_) => {}
-                    Err(e) => tracing::warn!(%event_id, error = %e, "admission round failed"),
+                for phase in [SalePhase::Presale, SalePhase::Public] {
+                    match engine.admission_round(event_id, phase, instance).await {
+                        Ok(Some(round)) if round.admitted > 0 => tracing::info!(%event_id, ?phase, ?round, "admitted"),
+                        Ok(_) => {}
+                        Err(e) => tracing::warn!(%event_id, ?phase, error = %e, "admission round failed"),
+                    }
                 }
             }
         }

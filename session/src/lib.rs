@@ -5,7 +5,7 @@
 //! not reach into the UI crate for it.
 
 use frontrow_engine::{Access, Admission, Engine, PresaleAccess};
-use frontrow_model::{AppError, ErrorKind, EventId, User, UserId};
+use frontrow_model::{AppError, ErrorKind, EventId, SalePhase, User, UserId};
 use tower_sessions::Session;
 
 /// The signed-in user's id.
@@ -210,13 +210,37 @@ pub async fn remember_admission(session: &Session, event_id: EventId, queue_toke
     Ok(())
 }
 
-/// The fan's stored admission to the event, if it still verifies:
-/// `(admission token, queue token)`.
-pub async fn stored_admission(session: &Session, engine: &Engine, event_id: EventId, fan: UserId) -> Result<Option<(String, Option<String>)>, AppError> {
+/// An admission the session keeps for an event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredAdmission {
+    pub admission_token: String,
+    pub queue_token: Option<String>,
+    /// Which sale's queue let the fan in.
+    pub phase: SalePhase,
+}
+
+/// The fan's stored admission to the event, if it still verifies.
+pub async fn stored_admission(session: &Session, engine: &Engine, event_id: EventId, fan: UserId) -> Result<Option<StoredAdmission>, AppError> {
     let token = session.get::<String>(&admission_key(event_id)).await.map_err(store_error)?;
     let queue_token = session.get::<String>(&queue_key(event_id)).await.map_err(store_error)?;
     let Some(token) = token else { return Ok(None) };
-    Ok(admission(session, engine, event_id, fan, Some(&token)).await.ok().flatten().map(|_| (token, queue_token)))
+    Ok(admission(session, engine, event_id, fan, Some(&token))
+        .await
+        .ok()
+        .flatten()
+        .map(|a| StoredAdmission { admission_token: token, queue_token, phase: a.phase() }))
+}
+
+/// Which sale's queue this session's fan waits in for `event` now: the
+/// presale's while they have entered a code for a presale still to run
+/// before the public sale, else the public sale's.
+pub async fn queue_phase(session: &Session, event: &frontrow_model::Event) -> Result<SalePhase, AppError> {
+    let now = chrono::Utc::now();
+    let presale_ahead = event.sale_opens_at > now && event.presales.iter().any(|p| p.ends_at > now);
+    if presale_ahead && presale_access(session, event.event_id).await?.is_some() {
+        return Ok(SalePhase::Presale);
+    }
+    Ok(SalePhase::Public)
 }
 
 /// Where the fan stands in the event's queue; an admitted fan's token is
@@ -235,35 +259,41 @@ pub async fn queue_view(
     Ok(view)
 }
 
-/// Joins the fan to the event's waiting room and answers where they stand
-/// (an admitted fan coming back is remembered, as by [`queue_view`]).
+/// Joins the fan to the queue of the event's sale they may wait for now
+/// ([`queue_phase`]) and answers where they stand (an admitted fan coming
+/// back is remembered, as by [`queue_view`]).
 pub async fn join_queue(session: &Session, engine: &Engine, fan: &User, event_id: EventId) -> Result<frontrow_model::QueueView, AppError> {
     let binding = binding(session).await?;
-    let view = engine.join_queue(event_id, fan.user_id, &binding).await?;
+    let event = engine.board().event(event_id).await?.facts().ok_or_else(AppError::not_found)?;
+    let phase = queue_phase(session, &event).await?;
+    let view = engine.join_queue(event_id, phase, fan.user_id, &binding).await?;
     remember_admission(session, event_id, &view.queue_token, view.admission_token.as_deref()).await?;
     Ok(view)
 }
 
 /// Where a page of a waiting-room event sends a fan who may not see its
 /// seats yet (sign in, or the queue), and the admitted fan's stored
-/// `(admission token, queue token)`. Events without a waiting room let
-/// everyone look.
+/// admission. An admission from the presale's queue lets the fan in only
+/// during the presale. Events without a waiting room let everyone look.
 pub async fn waiting_room_gate(
     session: &Session,
     engine: &Engine,
     event: &frontrow_model::Event,
     user: Option<&User>,
-) -> Result<(Option<String>, Option<(String, Option<String>)>), AppError> {
+) -> Result<(Option<String>, Option<StoredAdmission>), AppError> {
     let id = event.event_id;
     if !event.waiting_room_enabled {
         return Ok((None, None));
     }
     match user {
         None => Ok((Some(format!("/signin?next=/events/{id}/queue")), None)),
-        Some(u) => match stored_admission(session, engine, id, u.user_id).await? {
-            Some(found) => Ok((None, Some(found))),
-            None => Ok((Some(format!("/events/{id}/queue")), None)),
-        },
+        Some(u) => {
+            let phase = queue_phase(session, event).await?;
+            match stored_admission(session, engine, id, u.user_id).await? {
+                Some(found) if found.phase == phase => Ok((None, Some(found))),
+                _ => Ok((Some(format!("/events/{id}/queue")), None)),
+            }
+        }
     }
 }
 

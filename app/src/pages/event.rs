@@ -54,9 +54,9 @@ pub async fn load_event_page(event_id: String, section: Option<String>, block: O
         None => (MapView::Whole, Shown::Whole, String::new()),
     };
     let user = crate::session::current_user(&session, &engine).await?;
-    // During a presale, what the code this fan entered lets them hold.
+    // Before and during a presale, what the code this fan entered lets them hold.
     let presale = match &user {
-        Some(_) if presale_running(&board.event, chrono::Utc::now()) => match crate::session::presale_pass(&session, &engine, id).await {
+        Some(_) if presale_ahead(&board.event, chrono::Utc::now()) => match crate::session::presale_pass(&session, &engine, id).await {
             Ok(pass) => pass,
             // As for the hold below: without the database the page is drawn without it.
             Err(e) if e.kind == frontrow_model::ErrorKind::Unavailable => None,
@@ -74,13 +74,14 @@ pub async fn load_event_page(event_id: String, section: Option<String>, block: O
         },
         None => None,
     };
-    // With the waiting room on, only admitted fans see the map of the
-    // public sale; a presale's fans come in by their code, a fan holding
-    // seats (an offer from the waiting list) by their hold, and once it is
-    // sold out (nothing free nor held) there is nothing to queue for: the
-    // page offers the waiting list.
+    // With the waiting room on, only admitted fans see the map: admitted by
+    // the presale's queue while they have a code for a presale ahead, else
+    // by the public sale's. A fan holding seats (an offer from the waiting
+    // list) comes in by their hold, and once it is sold out (nothing free
+    // nor held) there is nothing to queue for: the page offers the waiting
+    // list.
     let sold_out = board.summary().status == EventStatus::SoldOut;
-    let (gate, admission) = if presale.is_some() || hold.is_some() || sold_out {
+    let (gate, admission) = if hold.is_some() || sold_out {
         (None, None)
     } else {
         crate::session::waiting_room_gate(&session, &engine, &board.event, user.as_ref()).await?
@@ -120,8 +121,8 @@ pub async fn load_event_page(event_id: String, section: Option<String>, block: O
         }),
         server_now_ms,
         gate,
-        admission_token: admission.as_ref().map(|a| a.0.clone()),
-        queue_token: admission.and_then(|a| a.1),
+        admission_token: admission.as_ref().map(|a| a.admission_token.clone()),
+        queue_token: admission.and_then(|a| a.queue_token),
         presale,
         tiers_sold_out: board.tiers_sold_out(),
         shown,
@@ -129,9 +130,10 @@ pub async fn load_event_page(event_id: String, section: Option<String>, block: O
 }
 
 #[cfg(feature = "ssr")]
-/// Is one of the event's presales open now (before its public sale)?
-fn presale_running(event: &frontrow_model::Event, now: chrono::DateTime<chrono::Utc>) -> bool {
-    event.sale_opens_at > now && event.presales.iter().any(|p| p.is_open(now))
+/// Is one of the event's presales open now or still to come (before its
+/// public sale)? A fan may enter its code from then on.
+fn presale_ahead(event: &frontrow_model::Event, now: chrono::DateTime<chrono::Utc>) -> bool {
+    event.sale_opens_at > now && event.presales.iter().any(|p| p.ends_at > now)
 }
 
 /// The signed-in fan, when their page of this event is the one every
@@ -154,8 +156,8 @@ pub async fn fan_sharing_the_page(
         Err(EngineError::NotFound) => return Ok(None),
         Err(e) => return Err(e.into()),
     };
-    // During a presale the fan may have entered a code: their page is their own.
-    if !live.facts().is_some_and(|event| event.published && !event.waiting_room_enabled && !presale_running(&event, chrono::Utc::now())) {
+    // Before or during a presale the fan may have entered a code: their page is their own.
+    if !live.facts().is_some_and(|event| event.published && !event.waiting_room_enabled && !presale_ahead(&event, chrono::Utc::now())) {
         return Ok(None);
     }
     // The board knows whose tags are on its seats: most fans hold nothing
@@ -246,7 +248,8 @@ fn EventView(data: EventPageData) -> impl IntoView {
     // The first-pick module lets this fan pick seats before the app has
     // arrived, up to the per-order limit, when picking can lead anywhere.
     // With every seat held, some may come back on the map while it is open.
-    let on_sale = matches!(summary.status, EventStatus::OnSale | EventStatus::AllHeld) || data.presale.is_some();
+    let on_sale = matches!(summary.status, EventStatus::OnSale | EventStatus::AllHeld)
+        || data.presale.as_ref().is_some_and(|pass| pass.is_open(chrono::Utc::now()));
     let pick_limit = (on_sale && data.hold.is_none()).then_some(event.max_seats_per_order);
     let picker = PickerProps {
         event_id: event.event_id,
@@ -329,8 +332,9 @@ fn EventView(data: EventPageData) -> impl IntoView {
     }
 }
 
-/// The event's presales: the one open now (with the code form, or what the
-/// fan's code opens) and those to come.
+/// The event's presales: the one open now and those to come, with the code
+/// form (a code may be entered before its presale opens, to queue for its
+/// draw) or what the fan's code opens and when.
 #[component]
 fn Presales(event: frontrow_model::Event, pass: Option<frontrow_model::PresalePass>, signed_in: bool) -> impl IntoView {
     let now = chrono::Utc::now();
@@ -341,15 +345,24 @@ fn Presales(event: frontrow_model::Event, pass: Option<frontrow_model::PresalePa
     let window = |p: &&frontrow_model::Presale| format!("{} from {} to {}", p.label, short_date(p.starts_at), short_date(p.ends_at));
     let coming = (!coming.is_empty()).then(|| view! { <p class="presales-coming">"Presale: " {coming.iter().map(window).collect::<Vec<_>>().join("; ")} "."</p> });
     let now_open = match (open.first(), pass) {
-        (None, _) => None,
-        (Some(_), Some(pass)) => Some(view! {
+        (_, Some(pass)) if pass.is_open(now) => Some(view! {
             <p class="presale-pass" id="presale-pass">"Presale for " {pass.label.clone()} ": your code opens " {pass.describe()} ", until " {short_date(pass.ends_at)} "."</p>
         }.into_any()),
-        (Some(p), None) => {
-            let labels = open.iter().map(|p| p.label.clone()).collect::<Vec<_>>().join(", ");
+        (_, Some(pass)) => Some(view! {
+            <p class="presale-pass" id="presale-pass">"Presale for " {pass.label.clone()} ": your code opens " {pass.describe()} ", from "
+                {short_date(pass.starts_at)} " until " {short_date(pass.ends_at)} "."</p>
+        }.into_any()),
+        (open_now, None) => {
+            let invite = match open_now {
+                Some(p) => {
+                    let labels = open.iter().map(|p| p.label.clone()).collect::<Vec<_>>().join(", ");
+                    format!("Presale for {labels} until {}. Have a code? Enter it to choose seats now.", short_date(p.ends_at))
+                }
+                None => "Have a presale code? Enter it now to be ready when the presale opens.".to_owned(),
+            };
             let sign_in = format!("/signin?next=/events/{}", event.event_id);
             Some(view! {
-                <p class="presale-open">"Presale for " {labels} " until " {short_date(p.ends_at)} ". Have a code? Enter it to choose seats now."</p>
+                <p class="presale-open">{invite}</p>
                 {if signed_in {
                     view! { <PresaleCodeForm event_id=event.event_id/> }.into_any()
                 } else {

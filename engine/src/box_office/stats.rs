@@ -120,7 +120,7 @@ impl Engine {
                 payment_failures: minute.failures,
                 refunds: minute.refunds,
             },
-            queue: QueueFigures { waiting: queue.queue_length, active: queue.active_shoppers, admitted_per_minute: minute.admitted },
+            queue: QueueFigures { waiting: queue.counts.queue_length, active: queue.counts.active_shoppers, admitted_per_minute: minute.admitted },
             waitlist: self.waitlist_figures(event_id).await?,
             last_hour: series
                 .into_iter()

@@ -1,12 +1,14 @@
 //! Admission tokens: proof that the waiting room let a fan in.
 //!
-//! `event.user.admission.expiry.binding.mac`, where the MAC is HMAC-SHA256
+//! `event.phase.user.admission.expiry.binding.mac`, where the MAC is HMAC-SHA256
 //! under the server secret over everything before it. The binding is a
 //! random value kept in the fan's session, so a token copied into another
 //! session (or another fan's) is refused; the expiry keeps it short-lived
-//! (the fan's page renews it while they shop).
+//! (the fan's page renews it while they shop). The phase says which sale's
+//! queue let the fan in: a presale admission holds nothing once the public
+//! sale opens.
 
-use frontrow_model::{EventId, UserId};
+use frontrow_model::{EventId, SalePhase, UserId};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use uuid::Uuid;
@@ -15,11 +17,12 @@ use crate::Engine;
 
 type HmacSha256 = Hmac<Sha256>;
 
-const DOMAIN: &[u8] = b"frontrow admission v1\n";
+const DOMAIN: &[u8] = b"frontrow admission v2\n";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AdmissionClaims {
     pub event_id: EventId,
+    pub phase: SalePhase,
     pub user_id: UserId,
     pub admission_id: Uuid,
     /// Unix seconds.
@@ -51,7 +54,7 @@ fn mac(secret: &[u8], body: &str) -> HmacSha256 {
 }
 
 pub(crate) fn sign(secret: &[u8], c: &AdmissionClaims) -> String {
-    let body = format!("{}.{}.{}.{}.{}", c.event_id.as_uuid().simple(), c.user_id.as_uuid().simple(), c.admission_id.simple(), c.expires_at, c.binding);
+    let body = format!("{}.{}.{}.{}.{}.{}", c.event_id.as_uuid().simple(), c.phase.as_str(), c.user_id.as_uuid().simple(), c.admission_id.simple(), c.expires_at, c.binding);
     let tag = hex::encode(mac(secret, &body).finalize().into_bytes());
     format!("{body}.{tag}")
 }
@@ -63,9 +66,15 @@ pub(crate) fn verify(secret: &[u8], token: &str, event_id: EventId, user_id: Use
     let tag = hex::decode(tag).map_err(|_| TokenError::Malformed)?;
     mac(secret, body).verify_slice(&tag).map_err(|_| TokenError::Forged)?;
     let parts: Vec<&str> = body.split('.').collect();
-    let [event, user, admission, expires, bound] = parts.as_slice() else { return Err(TokenError::Malformed) };
+    let [event, phase, user, admission, expires, bound] = parts.as_slice() else { return Err(TokenError::Malformed) };
+    let phase = match *phase {
+        "presale" => SalePhase::Presale,
+        "public" => SalePhase::Public,
+        _ => return Err(TokenError::Malformed),
+    };
     let claims = AdmissionClaims {
         event_id: event.parse().map_err(|_| TokenError::Malformed)?,
+        phase,
         user_id: user.parse().map_err(|_| TokenError::Malformed)?,
         admission_id: admission.parse().map_err(|_| TokenError::Malformed)?,
         expires_at: expires.parse().map_err(|_| TokenError::Malformed)?,
@@ -89,6 +98,7 @@ pub(crate) fn verify(secret: &[u8], token: &str, event_id: EventId, user_id: Use
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Admission {
     event_id: EventId,
+    phase: SalePhase,
     user_id: UserId,
 }
 
@@ -97,9 +107,14 @@ impl Admission {
         self.event_id
     }
 
-    /// Does this admission let `fan` into `event_id`?
-    pub fn admits(&self, event_id: EventId, fan: UserId) -> bool {
-        self.event_id == event_id && self.user_id == fan
+    /// Which sale's queue let the fan in.
+    pub fn phase(&self) -> SalePhase {
+        self.phase
+    }
+
+    /// The sale this admission lets `fan` into `event_id` for, if it is theirs.
+    pub fn admits(&self, event_id: EventId, fan: UserId) -> Option<SalePhase> {
+        (self.event_id == event_id && self.user_id == fan).then_some(self.phase)
     }
 }
 
@@ -108,7 +123,7 @@ impl Engine {
     /// session whose binding value is `binding`.
     pub fn admission(&self, token: &str, event_id: EventId, fan: UserId, binding: &str) -> Result<Admission, TokenError> {
         let claims = verify(&self.settings().admission_secret, token, event_id, fan, binding, chrono::Utc::now().timestamp())?;
-        Ok(Admission { event_id: claims.event_id, user_id: claims.user_id })
+        Ok(Admission { event_id: claims.event_id, phase: claims.phase, user_id: claims.user_id })
     }
 
     /// Signs a fan's admission (the waiting room hands it out; see `queue`).
@@ -122,7 +137,7 @@ mod tests {
     use super::*;
 
     fn claims() -> AdmissionClaims {
-        AdmissionClaims { event_id: EventId::from(Uuid::new_v4()), user_id: UserId::from(Uuid::new_v4()), admission_id: Uuid::new_v4(), expires_at: 1_000, binding: "b1".into() }
+        AdmissionClaims { event_id: EventId::from(Uuid::new_v4()), phase: SalePhase::Presale, user_id: UserId::from(Uuid::new_v4()), admission_id: Uuid::new_v4(), expires_at: 1_000, binding: "b1".into() }
     }
 
     #[test]
@@ -145,5 +160,8 @@ mod tests {
         assert_eq!(verify(b"secret", &later, c.event_id, c.user_id, "b1", 999), Err(TokenError::Forged));
         assert_eq!(verify(b"secret", "junk", c.event_id, c.user_id, "b1", 999), Err(TokenError::Malformed));
         assert_eq!(verify(b"secret", "a.b.zz", c.event_id, c.user_id, "b1", 999), Err(TokenError::Malformed));
+        // The phase is signed: a presale admission cannot be passed off as a public one.
+        let public = token.replacen(".presale.", ".public.", 1);
+        assert_eq!(verify(b"secret", &public, c.event_id, c.user_id, "b1", 999), Err(TokenError::Forged));
     }
 }

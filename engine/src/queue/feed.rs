@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use frontrow_model::EventId;
+use frontrow_model::{EventId, SalePhase};
 use serde::Deserialize;
 use tokio::sync::broadcast;
 
@@ -19,6 +19,9 @@ pub struct QueueRound {
     pub rate: f64,
     #[serde(rename = "s")]
     pub remaining: i64,
+    /// Which sale's queue the round was for.
+    #[serde(rename = "p", default)]
+    pub phase: SalePhase,
     /// Whether the pre-queue's order has been drawn (tickets are known).
     #[serde(rename = "d", default)]
     pub drawn: bool,
@@ -35,13 +38,16 @@ struct RoundNotification {
     round: QueueRound,
 }
 
+/// One of an event's queues: the event and which of its sales.
+type QueueKey = (EventId, SalePhase);
+
 /// This instance's fan-out of admission rounds to waiting fans' sockets: a
 /// round reaches every socket from memory, and the tickets the draw gave the
-/// pre-queue are read once per event for all of them (not once per socket).
+/// pre-queue are read once per queue for all of them (not once per socket).
 #[derive(Default)]
 pub struct QueueFeed {
-    events: Mutex<HashMap<EventId, broadcast::Sender<QueueRound>>>,
-    drawn: Mutex<HashMap<EventId, Arc<tokio::sync::OnceCell<HashMap<String, i64>>>>>,
+    events: Mutex<HashMap<QueueKey, broadcast::Sender<QueueRound>>>,
+    drawn: Mutex<HashMap<QueueKey, Arc<tokio::sync::OnceCell<HashMap<String, i64>>>>>,
     /// Reads of drawn tickets so far (one per event, however many sockets).
     ticket_loads: std::sync::atomic::AtomicU64,
 }
@@ -52,19 +58,20 @@ impl QueueFeed {
         self.ticket_loads.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// The ticket the draw gave `queue_token`, from the event's drawn
+    /// The ticket the draw gave `queue_token`, from the queue's drawn
     /// tickets, read once on this instance (concurrent callers share it).
-    pub async fn drawn_ticket(&self, pool: &sqlx::PgPool, event_id: EventId, queue_token: &str) -> Result<Option<i64>> {
+    pub async fn drawn_ticket(&self, pool: &sqlx::PgPool, event_id: EventId, phase: SalePhase, queue_token: &str) -> Result<Option<i64>> {
         let cell = {
             let mut drawn = self.drawn.lock().unwrap_or_else(|e| e.into_inner());
-            drawn.entry(event_id).or_default().clone()
+            drawn.entry((event_id, phase)).or_default().clone()
         };
         let tickets = cell
             .get_or_try_init(|| async {
                 self.ticket_loads.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let rows = sqlx::query!(
-                    r#"SELECT queue_token, ticket AS "ticket!" FROM queue_entries WHERE event_id = $1 AND ticket IS NOT NULL"#,
-                    event_id.as_uuid()
+                    r#"SELECT queue_token, ticket AS "ticket!" FROM queue_entries WHERE event_id = $1 AND phase = $2 AND ticket IS NOT NULL"#,
+                    event_id.as_uuid(),
+                    phase as SalePhase
                 )
                 .fetch_all(pool)
                 .await?;
@@ -74,9 +81,9 @@ impl QueueFeed {
         Ok(tickets.get(queue_token).copied())
     }
 
-    pub fn subscribe(&self, event_id: EventId) -> broadcast::Receiver<QueueRound> {
+    pub fn subscribe(&self, event_id: EventId, phase: SalePhase) -> broadcast::Receiver<QueueRound> {
         let mut events = self.events.lock().unwrap_or_else(|e| e.into_inner());
-        events.entry(event_id).or_insert_with(|| broadcast::channel(16).0).subscribe()
+        events.entry((event_id, phase)).or_insert_with(|| broadcast::channel(16).0).subscribe()
     }
 
     /// Fans a round out to the event's sockets on this instance;
@@ -89,10 +96,11 @@ impl QueueFeed {
         };
         n.round.all_held = n.round.remaining <= 0 && all_held(n.e);
         let mut events = self.events.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(feed) = events.get(&n.e) {
+        let key = (n.e, n.round.phase);
+        if let Some(feed) = events.get(&key) {
             if feed.send(n.round).is_err() {
                 // Nobody waiting on this instance any more.
-                events.remove(&n.e);
+                events.remove(&key);
             }
         }
     }

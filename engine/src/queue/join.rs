@@ -1,12 +1,12 @@
 //! Joining the waiting room in batches (see [`crate::sale::group_commit`]):
 //! the joins that arrive while a batch is in the database gather into the
-//! next, one `queue_join_many` call per event for all of them, so a burst of
-//! fans costs a few commits, not one per fan. Two batches of one event are
-//! safe together: `queue_join_many` locks the event's queue row first.
+//! next, one `queue_join_many` call per event and sale for all of them, so a
+//! burst of fans costs a few commits, not one per fan. Two batches of one
+//! queue are safe together: `queue_join_many` locks its row first.
 
 use std::collections::HashMap;
 
-use frontrow_model::{EventId, UserId};
+use frontrow_model::{EventId, SalePhase, UserId};
 use sqlx::PgConnection;
 
 use super::Entry;
@@ -29,13 +29,14 @@ impl Batch for Joins {
     /// The fan's entry as it stands after the join (or why the event takes
     /// no joins, said to every fan of the batch without a call each).
     type Outcome = Entry;
-    type Key = EventId;
+    /// One queue: the event and which of its sales.
+    type Key = (EventId, SalePhase);
     const SIZE_METRIC: &'static str = "frontrow_queue_join_batch_size";
     /// A join is one small row: a burst of fans goes in a few commits.
     const MAX_BATCH: usize = 2000;
 
-    async fn call(connection: &mut PgConnection, event_id: EventId, users: &[UserId]) -> Result<Vec<Result<Entry>>> {
-        match join_batch(connection, event_id, users).await {
+    async fn call(connection: &mut PgConnection, (event_id, phase): (EventId, SalePhase), users: &[UserId]) -> Result<Vec<Result<Entry>>> {
+        match join_batch(connection, event_id, phase, users).await {
             // A fan may be in a batch twice (two tabs): both get the entry.
             Ok(entries) => Ok(users.iter().map(|u| entries.get(u).cloned().ok_or_else(|| EngineError::Internal("a join went unanswered".into()))).collect()),
             Err(EngineError::NotFound) => Ok(users.iter().map(|_| Err(EngineError::NotFound)).collect()),
@@ -47,7 +48,7 @@ impl Batch for Joins {
 
 /// Joins the batch; the same call answers every joiner's entry and the
 /// queue's figures, so the fans' first answers cost no query each.
-async fn join_batch(connection: &mut PgConnection, event_id: EventId, users: &[UserId]) -> Result<HashMap<UserId, Entry>> {
+async fn join_batch(connection: &mut PgConnection, event_id: EventId, phase: SalePhase, users: &[UserId]) -> Result<HashMap<UserId, Entry>> {
     let enabled = sqlx::query_scalar!("SELECT waiting_room_enabled FROM events WHERE event_id = $1", event_id.as_uuid())
         .fetch_optional(&mut *connection)
         .await?
@@ -60,8 +61,9 @@ async fn join_batch(connection: &mut PgConnection, event_id: EventId, users: &[U
         r#"SELECT out_user AS "user_id!", out_token AS "queue_token!", out_ticket AS ticket, out_admission_id AS admission_id,
                   out_live_admission AS "live_admission!", out_admitted_through AS "admitted_through!",
                   out_prequeue AS "prequeue!", out_admit_rate AS "admit_rate!"
-             FROM queue_join_many($1, $2, $3)"#,
+             FROM queue_join_many($1, $2, $3, $4)"#,
         event_id.as_uuid(),
+        phase as SalePhase,
         users as &[UserId],
         &tokens
     )
@@ -73,6 +75,8 @@ async fn join_batch(connection: &mut PgConnection, event_id: EventId, users: &[U
         .map(|r| {
             let entry = Entry {
                 queue_token: r.queue_token,
+                phase,
+                presale_over: false,
                 ticket: r.ticket,
                 admission_id: r.admission_id,
                 live_admission: r.live_admission,

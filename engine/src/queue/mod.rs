@@ -13,6 +13,12 @@
 //! (`queue_active_shoppers` in the migrations): holding or paying, or not
 //! yet holding and seen within [`SHOPPING_WINDOW`]. Booking, releasing, a
 //! lapsed hold or leaving the page gives the slot to the next in line.
+//!
+//! A presale has a queue of its own ([`SalePhase::Presale`]): fans who
+//! entered a code join it before the public sale opens, its pre-queue is
+//! drawn at the presale's opening, and its admissions let fans hold only
+//! during the presale. A presale joiner also waits in the public sale's
+//! pre-queue, for the public draw.
 
 pub mod admission;
 mod feed;
@@ -24,7 +30,7 @@ pub(crate) use join::Joiner;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use frontrow_model::{EventId, QueueSettings, QueueState, QueueStats, QueueView, UserId};
+use frontrow_model::{EventId, PresaleQueueStats, QueueCounts, QueueSettings, QueueState, QueueStats, QueueView, SalePhase, UserId};
 use uuid::Uuid;
 
 use crate::queue::admission::AdmissionClaims;
@@ -64,6 +70,9 @@ fn well_formed(queue_token: &str) -> Result<()> {
 #[derive(Debug, Clone)]
 pub(crate) struct Entry {
     queue_token: String,
+    phase: SalePhase,
+    /// A presale entry once the public sale has opened.
+    presale_over: bool,
     ticket: Option<i64>,
     admission_id: Option<Uuid>,
     live_admission: bool,
@@ -79,6 +88,7 @@ impl Entry {
     fn waiting_view(&self, left: SeatsLeft) -> QueueView {
         let mut view = QueueView {
             queue_token: self.queue_token.clone(),
+            phase: self.phase,
             state: QueueState::Waiting,
             position: 0,
             eta_seconds: None,
@@ -87,6 +97,7 @@ impl Entry {
             admission_expires_at: None,
         };
         match (self.admission_id, self.ticket) {
+            _ if self.presale_over => view.state = QueueState::PresaleOver,
             (Some(_), _) => view.state = QueueState::Expired,
             (None, _) if left.free <= 0 && !left.all_held() => view.state = QueueState::SoldOut,
             (None, None) => {
@@ -107,18 +118,19 @@ impl Entry {
 }
 
 impl Engine {
-    /// Joins the fan to the event's waiting room (joins arriving together
-    /// share one database call) and answers where they stand, as
-    /// [`Engine::queue_status`] would. Joining again keeps the place and the
-    /// token.
-    pub async fn join_queue(&self, event_id: EventId, user_id: UserId, binding: &str) -> Result<QueueView> {
+    /// Joins the fan to the queue of the event's sale `phase` (joins
+    /// arriving together share one database call) and answers where they
+    /// stand, as [`Engine::queue_status`] would. Joining again keeps the
+    /// place and the token. Which sale a fan may queue for is the caller's
+    /// to decide (the presale: a fan with a code, before the public sale).
+    pub async fn join_queue(&self, event_id: EventId, phase: SalePhase, user_id: UserId, binding: &str) -> Result<QueueView> {
         let event = self.board().event(event_id).await?;
         // Only an event that asks for it costs the check a query.
         if event.facts().is_some_and(|e| e.queue_requires_verified_email) && !self.email_verified(user_id).await? {
             return Err(EngineError::EmailNotVerified);
         }
         let joiner = Joiner::running_in(&self.inner.joiner, self.pool(), &Default::default());
-        let entry = joiner.submit(event_id, user_id).await?;
+        let entry = joiner.submit((event_id, phase), user_id).await?;
         if entry.live_admission {
             // Already admitted and back: renewed, with a fresh token.
             return self.queue_status(event_id, &entry.queue_token, user_id, binding).await;
@@ -135,9 +147,10 @@ impl Engine {
         let pool = self.pool();
         let left = self.board().event(event_id).await?.seats_left().ok_or(EngineError::NotFound)?;
         let row = sqlx::query!(
-            r#"SELECT e.ticket, e.admission_id, e.admission_expires_at > now() AS "live_admission?",
-                      q.admitted_through, q.prequeue, q.admit_rate
-               FROM queue_entries e JOIN queues q USING (event_id)
+            r#"SELECT e.phase AS "phase: SalePhase", e.ticket, e.admission_id, e.admission_expires_at > now() AS "live_admission?",
+                      q.admitted_through, q.prequeue, q.admit_rate,
+                      (e.phase = 'presale' AND ev.sale_opens_at <= now()) AS "presale_over!"
+               FROM queue_entries e JOIN queues q USING (event_id, phase) JOIN events ev USING (event_id)
                WHERE e.event_id = $1 AND e.queue_token = $2 AND e.user_id = $3"#,
             event_id.as_uuid(),
             queue_token,
@@ -148,6 +161,8 @@ impl Engine {
         .ok_or(EngineError::NotFound)?;
         let entry = Entry {
             queue_token: queue_token.to_owned(),
+            phase: row.phase,
+            presale_over: row.presale_over,
             ticket: row.ticket,
             admission_id: row.admission_id,
             live_admission: row.live_admission.unwrap_or(false),
@@ -155,7 +170,7 @@ impl Engine {
             prequeue: row.prequeue,
             admit_rate: row.admit_rate,
         };
-        let Some(admission_id) = entry.admission_id.filter(|_| entry.live_admission) else {
+        let Some(admission_id) = entry.admission_id.filter(|_| entry.live_admission && !entry.presale_over) else {
             return Ok(entry.waiting_view(left));
         };
         // Renewed while the fan is around; it lapses once they leave.
@@ -168,9 +183,10 @@ impl Engine {
         )
         .fetch_one(pool)
         .await?;
-        let claims = AdmissionClaims { event_id, user_id: fan, admission_id, expires_at: expires_at.timestamp(), binding: binding.to_owned() };
+        let claims = AdmissionClaims { event_id, phase: entry.phase, user_id: fan, admission_id, expires_at: expires_at.timestamp(), binding: binding.to_owned() };
         Ok(QueueView {
             queue_token: queue_token.to_owned(),
+            phase: entry.phase,
             state: QueueState::Admitted,
             position: 0,
             eta_seconds: None,
@@ -189,17 +205,20 @@ impl Engine {
         Ok(ids.into_iter().map(EventId::from).collect())
     }
 
-    /// One admission round for the event, if this instance holds (or can take)
-    /// the lease and a second has passed since the last round. Returns `None`
-    /// when another instance is in charge or it is too soon.
-    pub async fn admission_round(&self, event_id: EventId, instance_id: Uuid) -> Result<Option<TickOutcome>> {
+    /// One admission round for the queue of the event's sale `phase`, if
+    /// this instance holds (or can take) the lease and a second has passed
+    /// since the last round. Returns `None` when another instance is in
+    /// charge, it is too soon, or there is no such queue now (a presale
+    /// nobody queued for, or over).
+    pub async fn admission_round(&self, event_id: EventId, phase: SalePhase, instance_id: Uuid) -> Result<Option<TickOutcome>> {
         // One call: the queue row's lock is held only while PostgreSQL works
         // (joins wait on it), never across round trips from a busy server.
         let round = sqlx::query!(
             r#"SELECT out_remaining AS "remaining!", out_active AS "active!", out_target AS "target!",
                       out_admitted AS "admitted!", out_through AS "admitted_through!"
-                 FROM queue_admission_round($1, $2, $3, $4, $5, $6)"#,
+                 FROM queue_admission_round($1, $2, $3, $4, $5, $6, $7)"#,
             event_id.as_uuid(),
+            phase as SalePhase,
             instance_id,
             LEASE.as_secs_f64(),
             SHOPPING_WINDOW.as_secs_f64(),
@@ -209,7 +228,7 @@ impl Engine {
         .fetch_optional(self.pool())
         .await?;
         let Some(r) = round else { return Ok(None) };
-        metrics::counter!("frontrow_queue_admitted_total").increment(r.admitted as u64);
+        metrics::counter!("frontrow_queue_admitted_total", "phase" => phase.as_str()).increment(r.admitted as u64);
         Ok(Some(TickOutcome { remaining: r.remaining, active: r.active, target: r.target, admitted: r.admitted, admitted_through: r.admitted_through }))
     }
 
@@ -223,8 +242,18 @@ impl Engine {
                       coalesce(q.admitted_through, 0) AS "admitted_total!",
                       coalesce(q.admit_rate, 0) AS "rate!",
                       q.drawn_at AS "drawn_at: DateTime<Utc>", q.last_tick_at AS "last_tick_at: DateTime<Utc>",
-                      queue_active_shoppers(e.event_id, make_interval(secs => $2)) AS "active!"
-               FROM events e LEFT JOIN queues q USING (event_id) WHERE e.event_id = $1"#,
+                      queue_active_shoppers(e.event_id, 'public', make_interval(secs => $2)) AS "active!",
+                      queue_opens_at(e.event_id, 'presale') AS "presale_opens_at: DateTime<Utc>",
+                      coalesce(p.next_ticket - p.admitted_through, 0) AS "presale_numbered!",
+                      coalesce(p.prequeue, 0) AS "presale_prequeue!",
+                      coalesce(p.admitted_through, 0) AS "presale_admitted_total!",
+                      coalesce(p.admit_rate, 0) AS "presale_rate!",
+                      p.drawn_at AS "presale_drawn_at: DateTime<Utc>",
+                      queue_active_shoppers(e.event_id, 'presale', make_interval(secs => $2)) AS "presale_active!"
+               FROM events e
+               LEFT JOIN queues q ON q.event_id = e.event_id AND q.phase = 'public'
+               LEFT JOIN queues p ON p.event_id = e.event_id AND p.phase = 'presale'
+               WHERE e.event_id = $1"#,
             event_id.as_uuid(),
             SHOPPING_WINDOW.as_secs_f64()
         )
@@ -237,13 +266,26 @@ impl Engine {
             paused: r.admission_paused,
             admission_factor: r.admission_factor,
             max_active: r.max_active,
-            queue_length: r.numbered + r.prequeue,
-            prequeue: r.prequeue,
-            active_shoppers: r.active,
-            admitted_total: r.admitted_total,
-            admission_rate: r.rate,
-            drawn_at: r.drawn_at,
+            counts: QueueCounts {
+                queue_length: r.numbered + r.prequeue,
+                prequeue: r.prequeue,
+                active_shoppers: r.active,
+                admitted_total: r.admitted_total,
+                admission_rate: r.rate,
+                drawn_at: r.drawn_at,
+            },
             last_tick_at: r.last_tick_at,
+            presale: r.presale_opens_at.map(|opens_at| PresaleQueueStats {
+                opens_at,
+                counts: QueueCounts {
+                    queue_length: r.presale_numbered + r.presale_prequeue,
+                    prequeue: r.presale_prequeue,
+                    active_shoppers: r.presale_active,
+                    admitted_total: r.presale_admitted_total,
+                    admission_rate: r.presale_rate,
+                    drawn_at: r.presale_drawn_at,
+                },
+            }),
         })
     }
 
@@ -286,22 +328,27 @@ impl Engine {
         self.queue_stats(event_id).await
     }
 
-    /// Whose queue entry the token is, and its ticket (`None` before the
-    /// draw), for the live position feed: one read per socket.
-    pub async fn queue_entry(&self, event_id: EventId, queue_token: &str) -> Result<(UserId, Option<i64>)> {
+    /// Whose queue entry the token is, which sale's queue it is in, and its
+    /// ticket (`None` before the draw), for the live position feed: one read
+    /// per socket.
+    pub async fn queue_entry(&self, event_id: EventId, queue_token: &str) -> Result<(UserId, SalePhase, Option<i64>)> {
         well_formed(queue_token)?;
         let pool = self.pool();
-        let row = sqlx::query!("SELECT user_id, ticket FROM queue_entries WHERE event_id = $1 AND queue_token = $2", event_id.as_uuid(), queue_token)
-            .fetch_optional(pool)
-            .await?
-            .ok_or(EngineError::NotFound)?;
-        Ok((UserId::from(row.user_id), row.ticket))
+        let row = sqlx::query!(
+            r#"SELECT user_id, phase AS "phase: SalePhase", ticket FROM queue_entries WHERE event_id = $1 AND queue_token = $2"#,
+            event_id.as_uuid(),
+            queue_token
+        )
+        .fetch_optional(pool)
+        .await?
+        .ok_or(EngineError::NotFound)?;
+        Ok((UserId::from(row.user_id), row.phase, row.ticket))
     }
 
     /// The ticket the draw gave a pre-queue entry (`None` before the draw),
-    /// from the event's tickets read once on this instance.
-    pub async fn drawn_ticket(&self, event_id: EventId, queue_token: &str) -> Result<Option<i64>> {
-        self.queue_feed().drawn_ticket(self.pool(), event_id, queue_token).await
+    /// from the queue's tickets read once on this instance.
+    pub async fn drawn_ticket(&self, event_id: EventId, phase: SalePhase, queue_token: &str) -> Result<Option<i64>> {
+        self.queue_feed().drawn_ticket(self.pool(), event_id, phase, queue_token).await
     }
 
     /// Whether the event's waiting room is on (read fresh: staff can switch it).

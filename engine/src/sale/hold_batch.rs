@@ -28,9 +28,11 @@ pub(crate) struct HoldRequest {
     pub tag: String,
     pub key: Option<String>,
     pub hash: String,
-    /// The fan showed a valid admission to the event's waiting room (the
-    /// database decides whether the event needs one).
-    pub admitted: bool,
+    /// The sale whose queue admitted the fan, from a valid admission they
+    /// showed (the database decides whether the event needs one, and for
+    /// which sale).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub admitted: Option<frontrow_model::SalePhase>,
     /// The presale code presented (its id), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<uuid::Uuid>,

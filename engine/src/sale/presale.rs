@@ -63,8 +63,9 @@ impl<'a> From<Option<&'a Admission>> for Access<'a> {
 }
 
 impl Access<'_> {
-    pub(crate) fn admits(&self, event_id: EventId, fan: UserId) -> bool {
-        self.admission.is_some_and(|a| a.admits(event_id, fan))
+    /// The sale the fan's admission lets them into `event_id` for, if any.
+    pub(crate) fn admits(&self, event_id: EventId, fan: UserId) -> Option<frontrow_model::SalePhase> {
+        self.admission.and_then(|a| a.admits(event_id, fan))
     }
 
     /// The presale code presented for `event_id`, if any.
@@ -113,13 +114,15 @@ impl Engine {
         }
     }
 
-    /// The code, what it opens, and whether it opens them now (its batch
-    /// not withdrawn, inside its window, before the public sale).
+    /// The code, what it opens, and whether it opens them now or later (its
+    /// batch not withdrawn, its window not over, before the public sale). A
+    /// code is taken before its window so that its fan can wait in the
+    /// presale's queue for the draw at its opening.
     async fn find_code(&self, event_id: EventId, code: &str) -> Result<Option<(PresaleAccess, PresalePass, bool)>> {
         let row = sqlx::query!(
-            r#"SELECT c.code_id, b.label, b.ends_at AS "ends_at: DateTime<Utc>", b.tiers, b.sections, b.max_uses,
-                      b.limit_unit AS "limit_unit: CodeLimitUnit",
-                      (b.revoked_at IS NULL AND now() >= b.starts_at AND now() < b.ends_at AND now() < e.sale_opens_at
+            r#"SELECT c.code_id, b.label, b.starts_at AS "starts_at: DateTime<Utc>", b.ends_at AS "ends_at: DateTime<Utc>",
+                      b.tiers, b.sections, b.max_uses, b.limit_unit AS "limit_unit: CodeLimitUnit",
+                      (b.revoked_at IS NULL AND now() < b.ends_at AND now() < e.sale_opens_at
                        AND e.published AND e.cancelled_at IS NULL) AS "open!"
                  FROM access_codes c
                  JOIN access_code_batches b USING (batch_id)
@@ -131,22 +134,22 @@ impl Engine {
         .fetch_optional(self.pool())
         .await?;
         Ok(row.map(|r| {
-            let pass = PresalePass { event_id, label: r.label, ends_at: r.ends_at, tiers: r.tiers, sections: r.sections, max_uses: r.max_uses, limit_unit: r.limit_unit };
+            let pass = PresalePass { event_id, label: r.label, starts_at: r.starts_at, ends_at: r.ends_at, tiers: r.tiers, sections: r.sections, max_uses: r.max_uses, limit_unit: r.limit_unit };
             (PresaleAccess::remembered(event_id, r.code_id), pass, r.open)
         }))
     }
 
-    /// What the code a session remembers lets its fan do, while it still
-    /// opens the presale (`None` once it no longer does).
+    /// What the code a session remembers lets its fan do, from when it is
+    /// entered until its window ends (`None` once it opens nothing more).
     pub async fn presale_pass(&self, access: &PresaleAccess) -> Result<Option<PresalePass>> {
         let row = sqlx::query!(
-            r#"SELECT b.label, b.ends_at AS "ends_at: DateTime<Utc>", b.tiers, b.sections, b.max_uses,
-                      b.limit_unit AS "limit_unit: CodeLimitUnit"
+            r#"SELECT b.label, b.starts_at AS "starts_at: DateTime<Utc>", b.ends_at AS "ends_at: DateTime<Utc>",
+                      b.tiers, b.sections, b.max_uses, b.limit_unit AS "limit_unit: CodeLimitUnit"
                  FROM access_codes c
                  JOIN access_code_batches b USING (batch_id)
                  JOIN events e ON e.event_id = c.event_id
                 WHERE c.code_id = $1 AND c.event_id = $2
-                  AND b.revoked_at IS NULL AND now() >= b.starts_at AND now() < b.ends_at AND now() < e.sale_opens_at"#,
+                  AND b.revoked_at IS NULL AND now() < b.ends_at AND now() < e.sale_opens_at"#,
             access.code_id,
             access.event_id.as_uuid(),
         )
@@ -155,6 +158,7 @@ impl Engine {
         Ok(row.map(|r| PresalePass {
             event_id: access.event_id,
             label: r.label,
+            starts_at: r.starts_at,
             ends_at: r.ends_at,
             tiers: r.tiers,
             sections: r.sections,

@@ -5,7 +5,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use frontrow_model::live::QueueFrame;
-use frontrow_model::{EventId, QueueSettings, QueueState, QueueStats, QueueView, User, UserId};
+use frontrow_model::{EventId, QueueSettings, QueueState, QueueStats, QueueView, SalePhase, User, UserId};
 use tower_sessions::Session;
 
 use super::error::{AppError, ApiResult};
@@ -92,14 +92,14 @@ pub async fn live(
     let event_id: EventId = event_id.parse().map_err(|_| AppError::not_found())?;
     // Unknown tokens, and other fans' tokens, are refused before the
     // upgrade; this one read is all a socket costs.
-    let (owner, ticket) = state.engine.queue_entry(event_id, &queue_token).await?;
+    let (owner, phase, ticket) = state.engine.queue_entry(event_id, &queue_token).await?;
     if owner != user.user_id {
         return Err(AppError::forbidden());
     }
     let slot = socket_slot(&state, &client, Some((format!("queue:{queue_token}"), SOCKETS_PER_TOKEN)))?;
-    let rounds = state.engine.queue_feed().subscribe(event_id);
+    let rounds = state.engine.queue_feed().subscribe(event_id, phase);
     Ok(small_buffers(upgrade).on_upgrade(move |socket| async move {
-        push_positions(socket, state, event_id, queue_token, ticket, rounds).await;
+        push_positions(socket, state, event_id, phase, queue_token, ticket, rounds).await;
         drop(slot);
     }))
 }
@@ -126,6 +126,7 @@ async fn push_positions(
     mut socket: axum::extract::ws::WebSocket,
     state: AppState,
     event_id: EventId,
+    phase: SalePhase,
     queue_token: String,
     mut ticket: Option<i64>,
     mut rounds: tokio::sync::broadcast::Receiver<frontrow_engine::queue::QueueRound>,
@@ -159,7 +160,7 @@ async fn push_positions(
         // A pre-queue ticket is known once the round says the draw is done;
         // all sockets of the event share one read of the drawn tickets.
         if ticket.is_none() && round.drawn {
-            match state.engine.drawn_ticket(event_id, &queue_token).await {
+            match state.engine.drawn_ticket(event_id, phase, &queue_token).await {
                 Ok(t) => ticket = t,
                 Err(_) => return,
             }

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use frontrow_model::UserId;
+use frontrow_model::{SalePhase, UserId};
 use futures::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
@@ -231,7 +231,7 @@ async fn a_queue_socket_is_only_for_the_fan_whose_ticket_it_is() {
         .fetch_one(&app.pool)
         .await
         .unwrap();
-    let token = app.engine.join_queue(event.into(), owner.into(), "test-binding").await.map(|view| view.queue_token).expect("join");
+    let token = app.engine.join_queue(event.into(), SalePhase::Public, owner.into(), "test-binding").await.map(|view| view.queue_token).expect("join");
     let (owner_cookie, other_cookie) = (session_cookie(&app, owner.into()).await, session_cookie(&app, other.into()).await);
     assert_eq!(refused_with(queue_socket(&app, event, &token, None).await), 401, "signed out");
     assert_eq!(refused_with(queue_socket(&app, event, &token, Some(&other_cookie)).await), 403, "another fan's ticket");

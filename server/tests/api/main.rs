@@ -24,6 +24,7 @@ mod outage;
 mod pages;
 mod payment_http;
 mod presale;
+mod presale_queue;
 mod server_fns;
 mod sessions;
 mod sign_in;

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use frontrow_model::{HoldToken, QueueState, SeatId, UserId};
+use frontrow_model::{HoldToken, QueueState, SalePhase, SeatId, UserId};
 
 use crate::common::*;
 use futures::StreamExt;
@@ -57,7 +57,7 @@ async fn a_join_answers_the_place_a_status_call_gives() {
     let event_id = room_event(&app, 100, -60).await;
     let fans = bulk_fans(&app.pool, 5).await;
     for (place, &fan) in fans.iter().enumerate() {
-        let joined = app.engine.join_queue(event_id.into(), fan, "test-binding").await.expect("join");
+        let joined = app.engine.join_queue(event_id.into(), SalePhase::Public, fan, "test-binding").await.expect("join");
         assert_eq!((joined.state, joined.position, joined.draw_pending), (QueueState::Waiting, place as i64, false), "{joined:?}");
         let status = app.engine.queue_status(event_id.into(), &joined.queue_token, fan, "test-binding").await.expect("status");
         assert_eq!(
@@ -65,13 +65,13 @@ async fn a_join_answers_the_place_a_status_call_gives() {
             (joined.state, joined.position, joined.eta_seconds, &joined.queue_token)
         );
     }
-    let again = app.engine.join_queue(event_id.into(), fans[2], "test-binding").await.expect("rejoin");
+    let again = app.engine.join_queue(event_id.into(), SalePhase::Public, fans[2], "test-binding").await.expect("rejoin");
     assert_eq!(again.position, 2, "the same place");
     // One fan twice at once (two tabs): one place, both answered with it.
     let late = bulk_fans(&app.pool, 1).await[0];
     let (a, b) = tokio::join!(
-        app.engine.join_queue(event_id.into(), late, "test-binding"),
-        app.engine.join_queue(event_id.into(), late, "test-binding")
+        app.engine.join_queue(event_id.into(), SalePhase::Public, late, "test-binding"),
+        app.engine.join_queue(event_id.into(), SalePhase::Public, late, "test-binding")
     );
     let (a, b) = (a.expect("first tab"), b.expect("second tab"));
     assert_eq!((&a.queue_token, a.position), (&b.queue_token, 5));
@@ -81,7 +81,7 @@ async fn a_join_answers_the_place_a_status_call_gives() {
 /// An admission round now, without waiting out the one-second spacing.
 async fn round(app: &TestApp, event_id: Uuid) -> queue::TickOutcome {
     sqlx::query("UPDATE queues SET last_tick_at = NULL WHERE event_id = $1").bind(event_id).execute(&app.pool).await.expect("reset");
-    app.engine.admission_round(event_id.into(), Uuid::nil()).await.expect("tick").expect("a round")
+    app.engine.admission_round(event_id.into(), SalePhase::Public, Uuid::nil()).await.expect("tick").expect("a round")
 }
 
 /// The fan's admission, as their page would prove it: the signed token the
@@ -124,7 +124,7 @@ async fn ten_thousand_joins_get_unique_contiguous_places_and_are_admitted_in_ord
     // As many at once as a burst of HTTP requests would be.
     let joins = futures::stream::iter(fans.iter().map(|&fan| {
         let engine = app.engine.clone();
-        async move { engine.join_queue(event_id.into(), fan, "test-binding").await.map(|view| view.queue_token) }
+        async move { engine.join_queue(event_id.into(), SalePhase::Public, fan, "test-binding").await.map(|view| view.queue_token) }
     }))
     .buffer_unordered(2000);
     let answers: Vec<_> = joins.collect().await;
@@ -139,7 +139,7 @@ async fn ten_thousand_joins_get_unique_contiguous_places_and_are_admitted_in_ord
     assert_eq!(numbers, (1..=10_000).collect::<Vec<_>>(), "unique and contiguous");
 
     // Joining again keeps the place.
-    let again = app.engine.join_queue(event_id.into(), fans[17], "test-binding").await.map(|view| view.queue_token).expect("rejoin");
+    let again = app.engine.join_queue(event_id.into(), SalePhase::Public, fans[17], "test-binding").await.map(|view| view.queue_token).expect("rejoin");
     let first: String = sqlx::query_scalar("SELECT queue_token FROM queue_entries WHERE event_id = $1 AND user_id = $2")
         .bind(event_id)
         .bind(fans[17])
@@ -178,7 +178,7 @@ async fn the_pre_queue_is_drawn_once_at_the_opening() {
     let event_id = room_event(&app, 50, 3600).await;
     let fans = bulk_fans(&app.pool, 500).await;
     for &fan in &fans {
-        app.engine.join_queue(event_id.into(), fan, "test-binding").await.map(|view| view.queue_token).expect("join");
+        app.engine.join_queue(event_id.into(), SalePhase::Public, fan, "test-binding").await.map(|view| view.queue_token).expect("join");
     }
     assert!(tickets(&app.pool, event_id).await.iter().all(|(_, t)| t.is_none()), "no places before the draw");
     let (token, fan): (String, Uuid) = sqlx::query_as("SELECT queue_token, user_id FROM queue_entries WHERE event_id = $1 LIMIT 1")
@@ -204,7 +204,7 @@ async fn the_pre_queue_is_drawn_once_at_the_opening() {
     round(&app, event_id).await;
     assert_eq!(tickets(&app.pool, event_id).await, drawn, "drawn once: later rounds keep the order");
     let late = bulk_fans(&app.pool, 1).await[0];
-    app.engine.join_queue(event_id.into(), late, "test-binding").await.map(|view| view.queue_token).expect("join");
+    app.engine.join_queue(event_id.into(), SalePhase::Public, late, "test-binding").await.map(|view| view.queue_token).expect("join");
     let late_ticket: Option<i64> = sqlx::query_scalar("SELECT ticket FROM queue_entries WHERE event_id = $1 AND user_id = $2")
         .bind(event_id)
         .bind(late)
@@ -221,7 +221,7 @@ async fn admission_follows_remaining_seats_stops_at_zero_and_resumes() {
     let event_id = room_event(&app, 20, -60).await;
     let fans = bulk_fans(&app.pool, 100).await;
     for &fan in &fans {
-        app.engine.join_queue(event_id.into(), fan, "test-binding").await.map(|view| view.queue_token).expect("join");
+        app.engine.join_queue(event_id.into(), SalePhase::Public, fan, "test-binding").await.map(|view| view.queue_token).expect("join");
     }
     let r = round(&app, event_id).await;
     assert_eq!((r.remaining, r.target, r.admitted), (20, 30, 30));
@@ -382,7 +382,7 @@ async fn one_instance_admits_per_round_and_another_takes_over() {
     let event_id = room_event(&a, 1000, -60).await;
     let fans = bulk_fans(&a.pool, 20).await;
     for &fan in &fans {
-        a.engine.join_queue(event_id.into(), fan, "test-binding").await.map(|view| view.queue_token).expect("join");
+        a.engine.join_queue(event_id.into(), SalePhase::Public, fan, "test-binding").await.map(|view| view.queue_token).expect("join");
     }
     tokio::time::sleep(Duration::from_millis(3500)).await;
     let rounds: Vec<(Uuid, f64)> = sqlx::query_as(
@@ -452,7 +452,7 @@ async fn staff_see_the_queue_and_change_its_controls() {
     let staff = app.staff().await;
     let path = format!("/api/v1/admin/events/{event_id}/waiting-room");
     for fan in bulk_fans(&app.pool, 30).await {
-        app.engine.join_queue(event_id.into(), fan, "test-binding").await.map(|view| view.queue_token).expect("join");
+        app.engine.join_queue(event_id.into(), SalePhase::Public, fan, "test-binding").await.map(|view| view.queue_token).expect("join");
     }
     round(&app, event_id).await;
     let s = staff.get(&path).await;
@@ -486,7 +486,7 @@ async fn positions_reach_waiting_fans_right_after_each_round() {
     let fans = bulk_fans(&app.pool, 300).await;
     let mut sockets = Vec::new();
     for &fan in &fans {
-        let token = app.engine.join_queue(event_id.into(), fan, "test-binding").await.map(|view| view.queue_token).expect("join");
+        let token = app.engine.join_queue(event_id.into(), SalePhase::Public, fan, "test-binding").await.map(|view| view.queue_token).expect("join");
         // The fan's own socket: signed in as the ticket's owner.
         let cookie = crate::holds_money_sockets::session_cookie(&app, fan).await;
         let socket = crate::holds_money_sockets::queue_socket(&app, event_id, &token, Some(&cookie)).await.expect("socket");
@@ -564,7 +564,7 @@ async fn waiting_sockets_cost_no_query_per_round_and_one_read_at_the_draw() {
     let fans = bulk_fans(&app.pool, 200).await;
     let mut sockets = Vec::new();
     for &fan in &fans {
-        let token = app.engine.join_queue(event_id.into(), fan, "test-binding").await.map(|view| view.queue_token).expect("join");
+        let token = app.engine.join_queue(event_id.into(), SalePhase::Public, fan, "test-binding").await.map(|view| view.queue_token).expect("join");
         let cookie = crate::holds_money_sockets::session_cookie(&app, fan).await;
         sockets.push(crate::holds_money_sockets::queue_socket(&app, event_id, &token, Some(&cookie)).await.expect("socket"));
     }
@@ -604,7 +604,7 @@ async fn a_queue_token_holds_few_sockets_and_an_address_a_bounded_number() {
     .await;
     let event_id = room_event(&app, 10, 3600).await;
     let fans = bulk_fans(&app.pool, 2).await;
-    let token = app.engine.join_queue(event_id.into(), fans[0], "test-binding").await.map(|view| view.queue_token).expect("join");
+    let token = app.engine.join_queue(event_id.into(), SalePhase::Public, fans[0], "test-binding").await.map(|view| view.queue_token).expect("join");
     let cookie = crate::holds_money_sockets::session_cookie(&app, fans[0]).await;
     let mut open = Vec::new();
     for _ in 0..4 {
@@ -731,7 +731,7 @@ async fn only_fans_shopping_now_count_against_the_target() {
     sqlx::query("UPDATE events SET max_active = 4 WHERE event_id = $1").bind(event_id).execute(&app.pool).await.expect("cap");
     let fans = bulk_fans(&app.pool, 20).await;
     for &fan in &fans {
-        app.engine.join_queue(event_id.into(), fan, "test-binding").await.map(|view| view.queue_token).expect("join");
+        app.engine.join_queue(event_id.into(), SalePhase::Public, fan, "test-binding").await.map(|view| view.queue_token).expect("join");
     }
     let r = round(&app, event_id).await;
     assert_eq!((r.active, r.target, r.admitted), (0, 4, 4));
@@ -773,7 +773,7 @@ async fn only_fans_shopping_now_count_against_the_target() {
     let r = round(&app, event_id).await;
     assert_eq!((r.active, r.admitted), (1, 3), "three slots freed at once, one fan still shopping");
     let stats = app.engine.queue_stats(event_id.into()).await.expect("stats");
-    assert_eq!(stats.active_shoppers, 4, "staff see the same count: the holder and the three just let in");
+    assert_eq!(stats.counts.active_shoppers, 4, "staff see the same count: the holder and the three just let in");
     assert_eq!(admitted_tickets(&app.pool, event_id).await, (1..=7).collect::<Vec<i64>>(), "in ticket order");
 
     // A fan whose page keeps renewing still counts after the window.

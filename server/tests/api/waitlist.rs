@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use frontrow_model::SalePhase;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
@@ -307,14 +308,14 @@ async fn the_waiting_room_admits_nobody_for_a_seat_the_waiting_list_keeps() {
 
     // The seat comes back: it is the list's, so nobody is let in for it.
     assert_eq!(staff.send(staff.http.delete(&blocks).json(&json!({ "seat_ids": ["A-1-4"] }))).await.status, 200);
-    let round = app.engine.admission_round(event.into(), app.instance_id).await.expect("round").expect("this instance leads");
+    let round = app.engine.admission_round(event.into(), SalePhase::Public, app.instance_id).await.expect("round").expect("this instance leads");
     assert_eq!((round.remaining, round.admitted), (0, 0), "{round:?}");
 
     // Paused, the list keeps nothing: the seat is everyone's and the queue moves.
     let paused = staff.send(staff.http.patch(format!("{}/api/v1/admin/events/{event}/waitlist", staff.base)).json(&json!({ "paused": true }))).await;
     assert_eq!(paused.status, 200, "{}", paused.body);
     tokio::time::sleep(Duration::from_millis(1000)).await;
-    let round = app.engine.admission_round(event.into(), app.instance_id).await.expect("round").expect("this instance leads");
+    let round = app.engine.admission_round(event.into(), SalePhase::Public, app.instance_id).await.expect("round").expect("this instance leads");
     assert_eq!((round.remaining, round.admitted), (1, 1), "{round:?}");
     app.assert_invariants().await;
     app.stop().await;

@@ -295,12 +295,13 @@ fn EventSettings(data: StaffEvent) -> impl IntoView {
                 <WaitlistSection list=waitlist/>
 
                 <h2 id="waiting-room">"Waiting room"</h2>
-                <dl class="queue-figures">
-                    <dt>"Waiting"</dt><dd>{queue.queue_length}</dd>
-                    <dt>"Shopping now"</dt><dd>{queue.active_shoppers}</dd>
-                    <dt>"Admitted so far"</dt><dd>{queue.admitted_total}</dd>
-                    <dt>"Admissions per second"</dt><dd>{format!("{:.1}", queue.admission_rate)}</dd>
-                </dl>
+                <QueueCountsList counts=queue.counts.clone() class="queue-figures"/>
+                {queue.presale.clone().map(|p| view! {
+                    <h3>"The presale's queue"</h3>
+                    <p class="hint">"Fans with a presale code queue apart, drawn at random when the presale opens ("
+                        {p.opens_at.format("%e %b %Y %H:%M UTC").to_string()} "), and are let in to hold during the presale only."</p>
+                    <QueueCountsList counts=p.counts class="queue-figures presale-queue-figures"/>
+                })}
                 <form class="stacked" method="post" action=ConfigureQueue::PATH>
                     <input type="hidden" name="event_id" value=id.to_string()/>
                     <label class="check"><input type="checkbox" name="waiting_room_enabled" checked=queue.waiting_room_enabled/> "Waiting room on"</label>
@@ -320,6 +321,21 @@ fn EventSettings(data: StaffEvent) -> impl IntoView {
                 </form>
             }.into_any()
         }}
+    }
+}
+
+/// How one of the event's queues stands.
+#[component]
+fn QueueCountsList(counts: frontrow_model::QueueCounts, class: &'static str) -> impl IntoView {
+    let drawn = counts.drawn_at.map_or_else(|| "not yet".to_owned(), |at| at.format("%e %b %H:%M:%S UTC").to_string());
+    view! {
+        <dl class=class>
+            <dt>"Waiting"</dt><dd>{counts.queue_length}</dd>
+            <dt>"Shopping now"</dt><dd>{counts.active_shoppers}</dd>
+            <dt>"Admitted so far"</dt><dd>{counts.admitted_total}</dd>
+            <dt>"Admissions per second"</dt><dd>{format!("{:.1}", counts.admission_rate)}</dd>
+            <dt>"Drawn"</dt><dd>{drawn}</dd>
+        </dl>
     }
 }
 

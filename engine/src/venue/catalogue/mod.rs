@@ -109,7 +109,8 @@ impl From<&Event> for EventRules {
 impl EventRules {
     /// May `fan` hold seats of this event now?
     /// Before the public sale, a fan presenting a presale code may try (the
-    /// hold checks the code); the waiting room admits to the public sale.
+    /// hold checks the code); the waiting room admits to the sale running
+    /// now, the presale's queue before the public sale's opening.
     pub fn check_can_hold(&self, fan: UserId, access: Access<'_>) -> Result<()> {
         if !self.published {
             return Err(EngineError::NotFound);
@@ -119,7 +120,8 @@ impl EventRules {
         }
         let before_sale = self.sale_opens_at > Utc::now();
         let presale = before_sale && access.presale_code(self.event_id).is_some();
-        if self.waiting_room_enabled && !presale && !access.admits(self.event_id, fan) {
+        let phase_now = if before_sale { frontrow_model::SalePhase::Presale } else { frontrow_model::SalePhase::Public };
+        if self.waiting_room_enabled && access.admits(self.event_id, fan) != Some(phase_now) {
             return Err(EngineError::NotAdmitted);
         }
         if before_sale && !presale {
