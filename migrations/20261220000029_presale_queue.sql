@@ -211,9 +211,15 @@ BEGIN
     IF v_open AND lease.drawn_at IS NULL THEN
         PERFORM queue_draw(p_event, p_phase);
     END IF;
+    -- The presale admits for the seats its open codes open, not the hall.
     SELECT count(*) INTO v_remaining FROM seats s
      WHERE s.event_id = p_event AND seat_free(s.state, s.hold_expires_at, s.blocked_reason)
-       AND NOT s.tier = ANY (waitlist_kept_tiers(p_event));
+       AND NOT s.tier = ANY (waitlist_kept_tiers(p_event))
+       AND (p_phase = 'public' OR EXISTS (
+                SELECT 1 FROM access_code_batches b
+                 WHERE b.event_id = p_event AND b.revoked_at IS NULL AND now() >= b.starts_at AND now() < b.ends_at
+                   AND (b.tiers IS NULL OR s.tier = ANY (b.tiers))
+                   AND (b.sections IS NULL OR s.section = ANY (b.sections))));
     v_active := queue_active_shoppers(p_event, p_phase, make_interval(secs => p_shopping_secs));
     SELECT q.next_ticket INTO v_next FROM queues q WHERE q.event_id = p_event AND q.phase = p_phase;
     v_target := least(ceil(ev.admission_factor * v_remaining)::bigint, ev.max_active::bigint);

@@ -68,7 +68,8 @@ pub async fn page(State(state): State<AppState>, session: Session, Path(event_id
         starts_at: event.starts_at.format("%A %e %B %Y, %H:%M UTC").to_string(),
         opens_at: event.sale_opens_at.format("%e %B %Y, %H:%M:%S UTC").to_string(),
         presale_ahead,
-        has_code,
+        // A code kept from a presale now over changes nothing here.
+        has_code: has_code && presale_ahead,
         presale_opens_at: presale_opens_at.map(|at| at.format("%e %B %Y, %H:%M:%S UTC").to_string()).unwrap_or_default(),
     };
     render(&page, &nonce)

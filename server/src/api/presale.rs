@@ -21,13 +21,15 @@ pub struct AccessCodeBatchList {
     pub batches: Vec<AccessCodeBatch>,
 }
 
-/// Enters a presale code for the event. A code that opens a presale now is
-/// remembered in the session: until the public sale, this fan's holds of
-/// the event present it (the hold decides its seats and uses left).
+/// Enters a presale code for the event. A code whose presale is open or
+/// still to come is remembered in the session: until the public sale, this
+/// fan's holds of the event present it (the hold decides its window, seats
+/// and uses left), and where the waiting room is on they queue for the
+/// presale.
 #[utoipa::path(post, path = "/api/v1/events/{event_id}/presale-code", params(("event_id" = Uuid, Path)),
     request_body = PresaleCodeEntry, security(("session" = [])),
-    responses((status = 200, description = "the code opens the presale now: what it lets this fan hold", body = PresalePass),
-              (status = 403, description = "access_code_invalid: no such code for this event, withdrawn, or outside its window; or csrf", body = AppError),
+    responses((status = 200, description = "the code opens a presale now or later (from starts_at): what it lets this fan hold", body = PresalePass),
+              (status = 403, description = "access_code_invalid: no such code for this event, withdrawn, or its window over; or csrf", body = AppError),
               (status = 429, description = "rate_limited: too many wrong codes from this fan or address; wait retry_after seconds", body = AppError)))]
 pub async fn enter_code(
     State(state): State<AppState>,

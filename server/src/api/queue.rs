@@ -106,10 +106,16 @@ pub async fn live(
 
 /// What a waiting fan with `ticket` is told after `round`.
 fn frame_for(ticket: Option<i64>, round: &frontrow_engine::queue::QueueRound) -> Option<QueueFrame> {
+    // A presale's round counts only the seats its open codes open (none
+    // before it opens): nothing left there says nothing of the hall, which
+    // the fan's status call reads from the live map.
+    let hall_left = round.phase == SalePhase::Public;
     Some(match ticket {
         Some(t) if t <= round.admitted_through => QueueFrame { state: QueueState::Admitted, position: None, eta_seconds: None, draw_pending: false },
-        _ if round.remaining <= 0 && !round.all_held => QueueFrame { state: QueueState::SoldOut, position: None, eta_seconds: None, draw_pending: false },
-        Some(t) if round.remaining <= 0 => {
+        _ if hall_left && round.remaining <= 0 && !round.all_held => {
+            QueueFrame { state: QueueState::SoldOut, position: None, eta_seconds: None, draw_pending: false }
+        }
+        Some(t) if hall_left && round.remaining <= 0 => {
             QueueFrame { state: QueueState::AllHeld, position: Some((t - round.admitted_through - 1).max(0)), eta_seconds: None, draw_pending: false }
         }
         Some(t) => {
@@ -171,5 +177,29 @@ async fn push_positions(
             Ok(Ok(())) => {}
             _ => return,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use frontrow_engine::queue::QueueRound;
+
+    fn round(phase: SalePhase, remaining: i64, all_held: bool) -> QueueRound {
+        QueueRound { admitted_through: 5, rate: 2.0, remaining, phase, drawn: true, all_held }
+    }
+
+    #[test]
+    fn nothing_left_is_sold_out_for_the_public_sale_only() {
+        let public = frame_for(Some(9), &round(SalePhase::Public, 0, false)).map(|f| f.state);
+        assert_eq!(public, Some(QueueState::SoldOut));
+        let held = frame_for(Some(9), &round(SalePhase::Public, 0, true)).map(|f| (f.state, f.position));
+        assert_eq!(held, Some((QueueState::AllHeld, Some(3))));
+        // A presale with none of its seats free (or not yet open) says nothing
+        // of the hall: its fans keep waiting, and before the draw hear nothing.
+        let presale = frame_for(Some(9), &round(SalePhase::Presale, 0, false)).map(|f| (f.state, f.position));
+        assert_eq!(presale, Some((QueueState::Waiting, Some(3))));
+        assert_eq!(frame_for(None, &round(SalePhase::Presale, 0, false)), None);
+        assert_eq!(frame_for(Some(4), &round(SalePhase::Presale, 0, false)).map(|f| f.state), Some(QueueState::Admitted));
     }
 }

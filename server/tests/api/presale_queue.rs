@@ -11,7 +11,26 @@ use serde_json::json;
 use uuid::Uuid;
 
 use crate::common::*;
-use crate::waiting_room::room_event;
+
+/// Front (row 1) and Back (row 2), 10 seats each, with the waiting room on
+/// and the public sale three hours away.
+async fn presale_room_event(staff: &Client) -> Uuid {
+    let opens = chrono::Utc::now() + chrono::Duration::hours(3);
+    let r = staff
+        .post(
+            "/api/v1/admin/events",
+            json!({
+                "name": "Presale Queue Night", "kind": "concert", "venue": "Hall", "starts_at": "2030-01-01T20:00:00Z",
+                "sale_opens_at": opens.to_rfc3339(), "hold_ttl_seconds": 300, "max_seats_per_order": 4,
+                "waiting_room_enabled": true,
+                "tiers": [{ "tier": "Front", "price_cents": 5000 }, { "tier": "Back", "price_cents": 2500 }],
+                "sections": [{ "section": "A", "rows": [{ "row": "1", "seats": 10, "tier": "Front" }, { "row": "2", "seats": 10, "tier": "Back" }] }]
+            }),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    r.body["event_id"].as_str().expect("id").parse().expect("uuid")
+}
 
 /// One round of the phase's queue, run now (the server's own loop is set
 /// to an hour; the one-round-a-second rule is waived by clearing the last
@@ -51,13 +70,13 @@ async fn hold(fan: &Client, event: Uuid, seat: &str, admission: Option<&str>) ->
 async fn a_presale_has_its_own_queue_and_draw_and_its_admissions_hold_only_during_the_presale() {
     let app = spawn_app_with(|s| s.admission_interval_ms = 3_600_000).await;
     let staff = app.staff().await;
-    // 20 seats; the public sale opens in three hours, the presale in one.
-    let event = room_event(&app, 20, 3 * 3600).await;
+    // The presale opens in an hour, for the 10 Front seats.
+    let event = presale_room_event(&staff).await;
     let now = chrono::Utc::now();
     let codes = staff
         .post(
             &format!("/api/v1/admin/events/{event}/access-codes"),
-            json!({ "label": "Fan club", "code": "CLUB-2030", "max_uses": 100, "limit_unit": "orders",
+            json!({ "label": "Fan club", "code": "CLUB-2030", "max_uses": 100, "limit_unit": "orders", "tiers": ["Front"],
                     "starts_at": (now + chrono::Duration::hours(1)).to_rfc3339(), "ends_at": (now + chrono::Duration::hours(2)).to_rfc3339() }),
         )
         .await;
@@ -101,15 +120,16 @@ async fn a_presale_has_its_own_queue_and_draw_and_its_admissions_hold_only_durin
     assert_eq!((r.status, r.body["error"].as_str()), (403, Some("not_admitted")), "{}", r.body);
 
     // The presale opens: its pre-queue is drawn at random, once, and the
-    // first 5 (the most let in at a time) are admitted; the public sale's
-    // queue is neither drawn nor admitted.
+    // first 5 (the most let in at a time) are admitted, against the 10
+    // seats the code opens (not the hall's 20); the public sale's queue is
+    // neither drawn nor admitted.
     sqlx::query("UPDATE access_code_batches SET starts_at = now() - interval '1 second' WHERE event_id = $1")
         .bind(event)
         .execute(&app.pool)
         .await
         .expect("open the presale");
     let opened = round(&app, event, SalePhase::Presale).await.expect("a presale round");
-    assert_eq!((opened.admitted, opened.admitted_through), (5, 5), "{opened:?}");
+    assert_eq!((opened.remaining, opened.admitted, opened.admitted_through), (10, 5, 5), "{opened:?}");
     let drawn = tickets(&app, event, "presale").await;
     let mut numbers: Vec<i64> = drawn.iter().map(|(_, t)| t.expect("every presale fan is drawn")).collect();
     assert_ne!(numbers, (1..=30).collect::<Vec<_>>(), "the draw is not the arrival order");
@@ -162,6 +182,7 @@ async fn a_presale_has_its_own_queue_and_draw_and_its_admissions_hold_only_durin
     assert_eq!(over.body["state"], "presale_over", "{}", over.body);
     assert!(over.body["admission_token"].is_null());
     let public_round = round(&app, event, SalePhase::Public).await.expect("a public round");
+    assert_eq!(public_round.remaining, 15, "the public sale admits for every seat left: {public_round:?}");
     let public_tickets = tickets(&app, event, "public").await;
     let numbers: HashSet<i64> = public_tickets.iter().map(|(_, t)| t.expect("every public fan is drawn")).collect();
     assert_eq!(numbers, (1..=40).collect::<HashSet<_>>(), "{public_tickets:?}");
