@@ -17,15 +17,13 @@ if [ "$FRONTROW_WASM_MODE" = debian ]; then
   need_pkg rustc-web; need_pkg cargo-web; need_pkg rust-web-src; need_pkg lld-22
 fi
 command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_pkg postgresql
-# wasm-opt, which shrinks the WebAssembly fans download.
-command -v wasm-opt >/dev/null 2>&1 || need_pkg binaryen
+# wasm-opt and Playwright come from npm.
+command -v node >/dev/null 2>&1 || { need_pkg nodejs; need_pkg npm; }
 command -v make >/dev/null 2>&1 || need_pkg make
 command -v cc >/dev/null 2>&1 || need_pkg gcc
 # Scripts wait for the server and measure pages with curl.
 command -v curl >/dev/null 2>&1 || need_pkg curl
 if [ -n "$for_tests" ]; then
-  # Playwright comes from npm.
-  command -v node >/dev/null 2>&1 || { need_pkg nodejs; need_pkg npm; }
   # The failover test (make test-failover): pg_auto_failover, built for one
   # PostgreSQL major (the installed one, else Debian 12's 15), and HAProxy.
   if ! ls /usr/lib/postgresql/*/lib/pgautofailover.so >/dev/null 2>&1; then
@@ -59,10 +57,12 @@ if ! wasm-bindgen --version 2>/dev/null | grep -q " $wb_version\$"; then
     || cargo install wasm-bindgen-cli --version "$wb_version" --no-default-features --debug
 fi
 
-# Playwright (without its browser download: Debian's chromium is used) comes
-# from npm; only the tests need it.
-if [ -n "$for_tests" ] && { [ ! -x end2end/node_modules/.bin/playwright ] \
-   || [ end2end/package-lock.json -nt end2end/node_modules/.package-lock.json ]; }; then
+# Playwright (without its browser download: Debian's chromium is used) and
+# binaryen's wasm-opt come from npm. Debian's binaryen (version 108) is not
+# used: the modules it optimises fail in the browser (a function table that
+# rustc's reference types fill).
+if [ ! -x end2end/node_modules/.bin/playwright ] || [ ! -x end2end/node_modules/.bin/wasm-opt ] \
+   || [ end2end/package-lock.json -nt end2end/node_modules/.package-lock.json ]; then
   echo "setup: installing end2end npm packages"
   (cd end2end && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund)
 fi
