@@ -7,8 +7,8 @@
 //! can name them.
 
 use frontrow_model::{
-    AppError, BookingId, Cancellation, CheckoutAnswer, CheckoutId, CheckoutView, EventId, Hold, HoldId, HoldToken, IdempotencyKey, PaymentToken, PresalePass, QueueView, SeatId, StandingPlaces, TicketChoices, TicketId,
-    WaitlistEntry, WaitlistState,
+    AppError, BookingId, Cancellation, CheckoutAnswer, CheckoutId, CheckoutView, EventId, Hold, HoldId, HoldToken, IdempotencyKey, PaymentToken,
+    PresalePass, QueueView, SeatId, StandingPlaces, TicketChoices, TicketId, WaitlistEntry, WaitlistState,
 };
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
@@ -138,7 +138,11 @@ pub async fn release_hold(hold_id: HoldId, hold_token: HoldToken) -> Result<(), 
 /// one) on the event's terms. The browser makes one key per cancellation
 /// asked for, so a double click or a second try refunds once.
 #[server(prefix = "/_app", endpoint = "cancel_tickets", input = Json)]
-pub async fn cancel_tickets(booking_id: BookingId, ticket_ids: Option<Vec<TicketId>>, idempotency_key: IdempotencyKey) -> Result<Cancellation, AppError> {
+pub async fn cancel_tickets(
+    booking_id: BookingId,
+    ticket_ids: Option<Vec<TicketId>>,
+    idempotency_key: IdempotencyKey,
+) -> Result<Cancellation, AppError> {
     let (engine, _, user) = crate::server::fan().await?;
     Ok(engine.cancel_tickets(&user, booking_id, &frontrow_model::CancelRequest { ticket_ids }, &idempotency_key).await?)
 }

@@ -104,8 +104,14 @@ mod tests {
         let none = RefundPolicy::default();
         assert_eq!(refund_terms(&none, start, before), "Tickets cannot be cancelled online; ask the box office.");
         let free = RefundPolicy { cancel_until_hours: Some(48), ..none };
-        assert_eq!(refund_terms(&free, start, before), "You can cancel tickets until Thursday  4 March 2027, 19:30 UTC: each ticket's price comes back in full.");
-        assert_eq!(refund_terms(&free, start, start - chrono::Duration::hours(47)), "Tickets could be cancelled until Thursday  4 March 2027, 19:30 UTC; that time has passed.");
+        assert_eq!(
+            refund_terms(&free, start, before),
+            "You can cancel tickets until Thursday  4 March 2027, 19:30 UTC: each ticket's price comes back in full."
+        );
+        assert_eq!(
+            refund_terms(&free, start, start - chrono::Duration::hours(47)),
+            "Tickets could be cancelled until Thursday  4 March 2027, 19:30 UTC; that time has passed."
+        );
         let both = RefundPolicy { cancel_until_hours: Some(2), keep_percent: 10, fee_cents: 150 };
         let said = refund_terms(&both, start, before);
         assert!(said.ends_with("17:30 UTC: each ticket's price comes back less 10% and a €1.50 fee per ticket."), "{said}");

@@ -132,9 +132,8 @@ pub fn set_status(status: u16) {
 /// Whether the request came from a plain HTML form (no JavaScript): such a
 /// caller is answered with a redirect, not data.
 pub fn from_html_form() -> bool {
-    use_context::<http::request::Parts>().is_some_and(|parts| {
-        parts.headers.get(http::header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|v| v.contains("text/html"))
-    })
+    use_context::<http::request::Parts>()
+        .is_some_and(|parts| parts.headers.get(http::header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|v| v.contains("text/html")))
 }
 
 /// A ticket code as an SVG QR code (medium error correction, quiet zone

@@ -5,8 +5,8 @@
 use std::fmt::Write;
 
 use chrono::{DateTime, Utc};
-pub use frontrow_model::{LogEntry, LogFilter};
 use frontrow_model::{EventId, UserId};
+pub use frontrow_model::{LogEntry, LogFilter};
 use sqlx::PgConnection;
 
 use crate::error::Result;
@@ -73,10 +73,7 @@ impl Engine {
         )
         .fetch_all(self.pool())
         .await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| LogEntry { at: r.at, kind: r.kind, seat_ids: r.seat_ids, actor: r.actor, detail: r.detail })
-            .collect())
+        Ok(rows.into_iter().map(|r| LogEntry { at: r.at, kind: r.kind, seat_ids: r.seat_ids, actor: r.actor, detail: r.detail }).collect())
     }
 }
 

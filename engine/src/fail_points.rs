@@ -23,13 +23,8 @@ pub enum FailPoint {
 }
 
 impl FailPoint {
-    const ALL: [FailPoint; 5] = [
-        Self::AbortAfterCheckoutCommit,
-        Self::AbortBeforePayment,
-        Self::AbortMidCancellation,
-        Self::AbortBeforeRefund,
-        Self::AbortMidWaitlistRound,
-    ];
+    const ALL: [FailPoint; 5] =
+        [Self::AbortAfterCheckoutCommit, Self::AbortBeforePayment, Self::AbortMidCancellation, Self::AbortBeforeRefund, Self::AbortMidWaitlistRound];
 
     pub fn name(self) -> &'static str {
         match self {

@@ -34,13 +34,13 @@ use std::time::Duration;
 use uuid::Uuid;
 
 pub use accounts::mail::{Mail, Mailer};
-pub use queue::admission::Admission;
-pub use sale::holds::Held;
-pub use sale::presale::{Access, PresaleAccess};
 pub use error::{EngineError, Result};
 pub use fail_points::FailPoint;
 pub use frontrow_model as model;
 pub use payment::PaymentProvider;
+pub use queue::admission::Admission;
+pub use sale::holds::Held;
+pub use sale::presale::{Access, PresaleAccess};
 
 /// Migrations embedded at compile time from the workspace's `migrations/`.
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");

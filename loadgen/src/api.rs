@@ -77,7 +77,11 @@ impl Api {
 
     /// Opens a WebSocket at `path` as the fan whose cookie is `session`, as
     /// a browser does (it sends the page's cookies with the upgrade).
-    pub async fn socket(&self, path: &str, session: &str) -> Result<tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>> {
+    pub async fn socket(
+        &self,
+        path: &str,
+        session: &str,
+    ) -> Result<tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>> {
         use tokio_tungstenite::tungstenite::client::IntoClientRequest;
         let mut request = format!("{}{path}", self.ws_base()).into_client_request()?;
         request.headers_mut().insert("cookie", format!("{SESSION_COOKIE}={session}").parse()?);

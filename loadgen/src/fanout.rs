@@ -138,7 +138,15 @@ fn rss_kib(pids: &[u32]) -> u64 {
 }
 
 #[allow(clippy::too_many_arguments)]
-async fn view(url: String, local: std::net::IpAddr, sent: Sent, reach: Arc<Mutex<Reach>>, connected: Arc<AtomicU64>, connecting: Arc<Semaphore>, stop: Stop) -> Seen {
+async fn view(
+    url: String,
+    local: std::net::IpAddr,
+    sent: Sent,
+    reach: Arc<Mutex<Reach>>,
+    connected: Arc<AtomicU64>,
+    connecting: Arc<Semaphore>,
+    stop: Stop,
+) -> Seen {
     let mut seen = Seen { delays: histogram(), frames: 0, resyncs: 0, dropped: false };
     let socket = {
         let Ok(_turn) = connecting.acquire().await else { return seen };
@@ -271,11 +279,13 @@ pub async fn fanout(ctx: &Ctx, args: FanoutArgs) -> Result<Report> {
     let started = Instant::now();
     let bar = progress((args.hold_rate * args.secs) as u64, "holds while watched");
     let fans = ctx.fans.clone();
-    let (api2, ev, sent2, reach2, granted2, bar2, rec2) = (api.clone(), event_id.clone(), sent.clone(), reach.clone(), granted.clone(), bar.clone(), rec.clone());
+    let (api2, ev, sent2, reach2, granted2, bar2, rec2) =
+        (api.clone(), event_id.clone(), sent.clone(), reach.clone(), granted.clone(), bar.clone(), rec.clone());
     let free = Arc::new(free);
     let holds = ((args.hold_rate * args.secs) as u64).min(seats as u64);
     open_arrivals(args.hold_rate, Some(holds), Some(started + Duration::from_secs_f64(args.secs)), move |i, intended| {
-        let (api, ev, sent, reach, granted, bar, rec) = (api2.clone(), ev.clone(), sent2.clone(), reach2.clone(), granted2.clone(), bar2.clone(), rec2.clone());
+        let (api, ev, sent, reach, granted, bar, rec) =
+            (api2.clone(), ev.clone(), sent2.clone(), reach2.clone(), granted2.clone(), bar2.clone(), rec2.clone());
         let fan = fans[i as usize % fans.len()].clone();
         // A different free seat each time.
         let (seat, section) = free[i as usize % free.len()].clone();

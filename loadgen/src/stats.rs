@@ -166,7 +166,8 @@ impl Phase {
 
 /// Markdown table of a phase's operations.
 pub fn ops_table(phase: &Phase) -> String {
-    let mut s = String::from("| operation | count | per s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms |\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    let mut s =
+        String::from("| operation | count | per s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms |\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
     for o in &phase.ops {
         s += &format!(
             "| {} | {} | {:.1} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |\n",
@@ -178,7 +179,9 @@ pub fn ops_table(phase: &Phase) -> String {
 
 /// Markdown table of phases: throughput and CPU per request.
 pub fn phases_table(phases: &[Phase]) -> String {
-    let mut s = String::from("| phase | seconds | requests | requests/s | server CPU ms/request | machine CPU ms/request |\n|---|---:|---:|---:|---:|---:|\n");
+    let mut s = String::from(
+        "| phase | seconds | requests | requests/s | server CPU ms/request | machine CPU ms/request |\n|---|---:|---:|---:|---:|---:|\n",
+    );
     for p in phases {
         s += &format!(
             "| {} | {:.1} | {} | {:.1} | {:.3} | {:.3} |\n",

@@ -6,9 +6,9 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::event::{EventStatus, NewSection};
-use crate::terms::{RefundPolicy, TicketType};
 use crate::ids::{BookingId, CheckoutId, EventId, LayoutId, PaymentId, PaymentToken, SeatId, TicketId, UserId};
 use crate::order::{BookingStatus, Channel, TicketChoices};
+use crate::terms::{RefundPolicy, TicketType};
 use crate::user::Role;
 use crate::venue::Stage;
 
@@ -17,12 +17,33 @@ use crate::venue::Stage;
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct EventChanges {
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            min_length = 1,
+            max_length = 200,
+            pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"
+        )
+    )]
     pub name: Option<String>,
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            min_length = 1,
+            max_length = 200,
+            pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"
+        )
+    )]
     pub venue: Option<String>,
     /// The category.
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 50, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            min_length = 1,
+            max_length = 50,
+            pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"
+        )
+    )]
     pub kind: Option<String>,
     #[cfg_attr(feature = "openapi", schema(max_length = 100, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
     pub city: Option<String>,
@@ -70,7 +91,14 @@ pub struct StaffEventLine {
 #[serde(deny_unknown_fields)]
 pub struct ReasonBody {
     /// Why, for the change log.
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 500, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            min_length = 1,
+            max_length = 500,
+            pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"
+        )
+    )]
     pub reason: String,
 }
 
@@ -81,7 +109,14 @@ pub struct BlockRequest {
     #[cfg_attr(feature = "openapi", schema(min_items = 1, max_items = 1000))]
     pub seat_ids: Vec<SeatId>,
     /// Why (production hold, house seats...), for the change log.
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 500, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            min_length = 1,
+            max_length = 500,
+            pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"
+        )
+    )]
     pub reason: String,
 }
 
@@ -129,7 +164,14 @@ pub struct CounterSaleRequest {
     /// The card's token from the terminal, for `card`.
     #[serde(default)]
     pub payment_token: Option<PaymentToken>,
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            min_length = 1,
+            max_length = 200,
+            pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"
+        )
+    )]
     pub customer_name: String,
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(format = Email, max_length = 254))]
@@ -149,10 +191,16 @@ pub struct RefundRequest {
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::order::ticket_list_schema))]
     pub ticket_ids: Option<Vec<TicketId>>,
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 500, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            min_length = 1,
+            max_length = 500,
+            pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"
+        )
+    )]
     pub reason: String,
 }
-
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -337,7 +385,14 @@ pub struct Layout {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NewLayout {
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            min_length = 1,
+            max_length = 200,
+            pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"
+        )
+    )]
     pub name: String,
     #[cfg_attr(feature = "openapi", schema(min_items = 1, max_items = 200))]
     pub sections: Vec<NewSection>,
@@ -355,7 +410,14 @@ pub struct NewStaffUser {
     pub email: String,
     #[cfg_attr(feature = "openapi", schema(min_length = 8, max_length = 1024))]
     pub password: String,
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            min_length = 1,
+            max_length = 200,
+            pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"
+        )
+    )]
     pub name: String,
     pub role: Role,
 }

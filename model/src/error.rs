@@ -220,7 +220,10 @@ impl AppError {
     }
 
     pub fn overloaded(retry_after: u64) -> Self {
-        Self::new(ErrorKind::Overloaded { retry_after: retry_after.max(1) }, "too many fans are asking at this moment; nothing was done, please try again shortly")
+        Self::new(
+            ErrorKind::Overloaded { retry_after: retry_after.max(1) },
+            "too many fans are asking at this moment; nothing was done, please try again shortly",
+        )
     }
 
     pub fn unavailable() -> Self {
@@ -282,10 +285,7 @@ mod tests {
     #[test]
     fn errors_read_as_the_api_contract_says() {
         let e = AppError::new(ErrorKind::SeatsUnavailable { conflict_seats: vec!["A-1-1".into()], suggestion: None }, "taken");
-        assert_eq!(
-            serde_json::to_value(&e).unwrap(),
-            json!({ "error": "seats_unavailable", "message": "taken", "conflict_seats": ["A-1-1"] })
-        );
+        assert_eq!(serde_json::to_value(&e).unwrap(), json!({ "error": "seats_unavailable", "message": "taken", "conflict_seats": ["A-1-1"] }));
         assert_eq!(e.status(), 409);
         let back: AppError = serde_json::from_value(json!({ "error": "rate_limited", "message": "slow", "retry_after": 3 })).unwrap();
         assert_eq!(back.kind, ErrorKind::RateLimited { retry_after: 3 });

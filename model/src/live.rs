@@ -103,10 +103,7 @@ mod tests {
             changes: vec![SeatChange { seat_id: "A-1-1".into(), status: SeatStatus::Held, version: Some(7) }],
         };
         let text = serde_json::to_string(&frame).unwrap();
-        assert_eq!(
-            text,
-            r#"{"type":"diff","version":7,"epoch":1,"seq":2,"changes":[{"seat_id":"A-1-1","status":"held","version":7}]}"#
-        );
+        assert_eq!(text, r#"{"type":"diff","version":7,"epoch":1,"seq":2,"changes":[{"seat_id":"A-1-1","status":"held","version":7}]}"#);
         assert_eq!(serde_json::from_str::<LiveFrame>(&text).unwrap(), frame);
     }
 }

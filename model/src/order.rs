@@ -137,7 +137,11 @@ pub struct CancelRequest {
 pub(crate) fn ticket_list_schema() -> utoipa::openapi::schema::Array {
     utoipa::openapi::schema::ArrayBuilder::new()
         .schema_type(utoipa::openapi::schema::SchemaType::from_iter([utoipa::openapi::Type::Array, utoipa::openapi::Type::Null]))
-        .items(utoipa::openapi::ObjectBuilder::new().schema_type(utoipa::openapi::Type::String).format(Some(utoipa::openapi::SchemaFormat::KnownFormat(utoipa::openapi::KnownFormat::Uuid))))
+        .items(
+            utoipa::openapi::ObjectBuilder::new()
+                .schema_type(utoipa::openapi::Type::String)
+                .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(utoipa::openapi::KnownFormat::Uuid))),
+        )
         .min_items(Some(1))
         .max_items(Some(100))
         .unique_items(true)
@@ -185,9 +189,13 @@ pub struct CheckoutView {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum CheckoutAnswer {
-    Confirmed { booking: Booking },
+    Confirmed {
+        booking: Booking,
+    },
     /// The provider has not answered yet; follow `GET /checkouts/{id}`.
-    PaymentPending { checkout_id: CheckoutId },
+    PaymentPending {
+        checkout_id: CheckoutId,
+    },
 }
 
 /// The invariant audit of one event or of all events.

@@ -8,7 +8,14 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TierPrice {
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 32, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            min_length = 1,
+            max_length = 32,
+            pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"
+        )
+    )]
     pub tier: String,
     #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 10_000_000))]
     pub price_cents: i32,
@@ -21,7 +28,14 @@ pub struct TierPrice {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TicketType {
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 32, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            min_length = 1,
+            max_length = 32,
+            pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"
+        )
+    )]
     pub name: String,
     /// Its price in each tier it is sold in (each tier once).
     #[cfg_attr(feature = "openapi", schema(min_items = 1, max_items = 20))]

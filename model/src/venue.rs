@@ -41,7 +41,14 @@ pub struct StandingArea {
     /// How many people it holds: each is a place of its own, sold once.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 50000))]
     pub capacity: i32,
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 32, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            min_length = 1,
+            max_length = 32,
+            pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"
+        )
+    )]
     pub tier: String,
     /// Its outline on the map, in map units (across, and front to back).
     #[cfg_attr(feature = "openapi", schema(minimum = 12, maximum = 20000))]
@@ -56,7 +63,14 @@ pub struct StandingArea {
 #[serde(deny_unknown_fields)]
 pub struct Stage {
     /// Its name on the map (STAGE, PITCH…).
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 32, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            min_length = 1,
+            max_length = 32,
+            pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"
+        )
+    )]
     pub label: String,
     /// Its centre.
     #[cfg_attr(feature = "openapi", schema(minimum = -20000, maximum = 20000))]

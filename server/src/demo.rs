@@ -144,7 +144,11 @@ const SMALL_EVENTS: [(Listing, i32, i32, i32, i32, i64); 5] = [
             notes: "Suitable for ages 12 and over. Running time 3 hours with one interval.",
             refund: DAY_BEFORE_LESS_FEE,
         },
-        12, 20, 4_800, 2_900, 0,
+        12,
+        20,
+        4_800,
+        2_900,
+        0,
     ),
     (
         Listing {
@@ -158,7 +162,11 @@ const SMALL_EVENTS: [(Listing, i32, i32, i32, i32, i64); 5] = [
             notes: "Over-18s only: photo ID may be asked for at the door.",
             refund: FINAL_SALE,
         },
-        8, 15, 2_500, 1_800, 0,
+        8,
+        15,
+        2_500,
+        1_800,
+        0,
     ),
     (
         Listing {
@@ -172,7 +180,11 @@ const SMALL_EVENTS: [(Listing, i32, i32, i32, i32, i64); 5] = [
             notes: "Away fans sit in the back rows. No bags larger than A4.",
             refund: TWO_DAYS_LESS_TEN_PERCENT,
         },
-        20, 30, 6_000, 3_500, 0,
+        20,
+        30,
+        6_000,
+        3_500,
+        0,
     ),
     (
         Listing {
@@ -186,7 +198,11 @@ const SMALL_EVENTS: [(Listing, i32, i32, i32, i32, i64); 5] = [
             notes: "Seated tables; the bar opens with the doors.",
             refund: DAY_BEFORE_LESS_FEE,
         },
-        6, 12, 5_500, 3_500, 14,
+        6,
+        12,
+        5_500,
+        3_500,
+        14,
     ),
     (
         Listing {
@@ -200,16 +216,17 @@ const SMALL_EVENTS: [(Listing, i32, i32, i32, i32, i64); 5] = [
             notes: "Every child needs a ticket. Ear defenders are lent at the entrance.",
             refund: TWO_DAYS_LESS_TEN_PERCENT,
         },
-        10, 24, 3_900, 2_400, 0,
+        10,
+        24,
+        3_900,
+        2_400,
+        0,
     ),
 ];
 
 /// A small event: one section of `rows` rows, the front half dearer.
 fn small_event(listing: &Listing, rows: i32, seats: i32, front_cents: i32, back_cents: i32, opens_in_days: i64) -> NewEvent {
-    let tiers = vec![
-        TierPrice { tier: "Front".into(), price_cents: front_cents },
-        TierPrice { tier: "Back".into(), price_cents: back_cents },
-    ];
+    let tiers = vec![TierPrice { tier: "Front".into(), price_cents: front_cents }, TierPrice { tier: "Back".into(), price_cents: back_cents }];
     let section = NewSection {
         section: "A".to_owned(),
         rows: (1..=rows)

@@ -9,7 +9,10 @@ use tower_sessions::Session;
 use crate::state::AppState;
 
 pub fn not_found() -> Response {
-    (StatusCode::NOT_FOUND, Html("<!DOCTYPE html><html lang=\"en\"><title>Not found</title><h1>Not found</h1><p><a href=\"/\">frontrow</a></p></html>"))
+    (
+        StatusCode::NOT_FOUND,
+        Html("<!DOCTYPE html><html lang=\"en\"><title>Not found</title><h1>Not found</h1><p><a href=\"/\">frontrow</a></p></html>"),
+    )
         .into_response()
 }
 
@@ -23,7 +26,9 @@ pub fn failure(e: impl std::fmt::Display) -> Response {
 pub fn unavailable() -> Response {
     let mut response = (
         StatusCode::SERVICE_UNAVAILABLE,
-        Html("<!DOCTYPE html><html lang=\"en\"><title>Busy</title><h1>We cannot answer right now</h1><p>Please try again in a few seconds.</p></html>"),
+        Html(
+            "<!DOCTYPE html><html lang=\"en\"><title>Busy</title><h1>We cannot answer right now</h1><p>Please try again in a few seconds.</p></html>",
+        ),
     )
         .into_response();
     response.headers_mut().insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from_static("5"));

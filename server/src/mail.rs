@@ -37,8 +37,8 @@ impl Mailer for SmtpMailer {
         } else {
             let mut parts = MultiPart::mixed().singlepart(SinglePart::plain(mail.body.clone()));
             for file in &mail.attachments {
-                let content_type = ContentType::parse(&file.content_type)
-                    .map_err(|e| EngineError::Internal(format!("content type {}: {e}", file.content_type)))?;
+                let content_type =
+                    ContentType::parse(&file.content_type).map_err(|e| EngineError::Internal(format!("content type {}: {e}", file.content_type)))?;
                 parts = parts.singlepart(Attachment::new(file.filename.clone()).body(file.content.clone(), content_type));
             }
             builder.multipart(parts)

@@ -271,7 +271,9 @@ mod tests {
     }
 
     fn page(fan: &str, svg: &str) -> String {
-        format!(r#"<!DOCTYPE html><html><head><meta name="fan" content="{fan}"></head><body><div id="map-viewport">{svg}</div><script>{fan}</script></body></html>"#)
+        format!(
+            r#"<!DOCTYPE html><html><head><meta name="fan" content="{fan}"></head><body><div id="map-viewport">{svg}</div><script>{fan}</script></body></html>"#
+        )
     }
 
     /// The page as rendered (the marker in the map's place) and as sent.

@@ -59,16 +59,8 @@ impl PrivateCluster {
 
         let socket_dir = socket_dir_for(&base, run_as.as_ref())?;
         let bin_dir = find_or_install_binaries().await?;
-        let mut cluster = Self {
-            data_dir: base.join("data"),
-            log_file: base.join("postgres.log"),
-            base,
-            socket_dir,
-            port,
-            bin_dir,
-            run_as,
-            started_here: false,
-        };
+        let mut cluster =
+            Self { data_dir: base.join("data"), log_file: base.join("postgres.log"), base, socket_dir, port, bin_dir, run_as, started_here: false };
         if !cluster.data_dir.join("PG_VERSION").exists() {
             cluster.init().await?;
         }
@@ -98,14 +90,9 @@ impl PrivateCluster {
     pub async fn create_database(&self, database: &str) -> Result<()> {
         use sqlx::Connection;
         let mut conn = sqlx::PgConnection::connect(&self.url("postgres")).await?;
-        let exists: Option<i32> = sqlx::query_scalar("SELECT 1 FROM pg_database WHERE datname = $1")
-            .bind(database)
-            .fetch_optional(&mut conn)
-            .await?;
+        let exists: Option<i32> = sqlx::query_scalar("SELECT 1 FROM pg_database WHERE datname = $1").bind(database).fetch_optional(&mut conn).await?;
         if exists.is_none() {
-            sqlx::query(&format!("CREATE DATABASE \"{}\"", database.replace('"', "")))
-                .execute(&mut conn)
-                .await?;
+            sqlx::query(&format!("CREATE DATABASE \"{}\"", database.replace('"', ""))).execute(&mut conn).await?;
         }
         Ok(())
     }
@@ -134,9 +121,7 @@ impl PrivateCluster {
     async fn init(&self) -> Result<()> {
         tracing::info!(data_dir = %self.data_dir.display(), "creating private PostgreSQL cluster");
         let mut c = self.command("initdb");
-        c.arg("-D")
-            .arg(&self.data_dir)
-            .args(["--auth-local=peer", "--auth-host=reject", "-U", "postgres", "-E", "UTF8", "--locale=C.UTF-8"]);
+        c.arg("-D").arg(&self.data_dir).args(["--auth-local=peer", "--auth-host=reject", "-U", "postgres", "-E", "UTF8", "--locale=C.UTF-8"]);
         run(&mut c).await?;
         let settings = format!(
             "\n# frontrow private cluster\nlisten_addresses = ''\nport = {}\nunix_socket_permissions = 0700\n\
@@ -201,9 +186,11 @@ fn current_user_name() -> String {
 /// A line of /etc/passwd that `matches` (its fields split on ':').
 fn passwd_entry(matches: impl Fn(&[&str]) -> bool) -> Option<User> {
     let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
-    passwd.lines().map(|l| l.split(':').collect::<Vec<_>>()).find(|f| f.len() > 3 && matches(f)).and_then(|f| {
-        Some(User { name: f[0].to_owned(), uid: f[2].parse().ok()?, gid: f[3].parse().ok()? })
-    })
+    passwd
+        .lines()
+        .map(|l| l.split(':').collect::<Vec<_>>())
+        .find(|f| f.len() > 3 && matches(f))
+        .and_then(|f| Some(User { name: f[0].to_owned(), uid: f[2].parse().ok()?, gid: f[3].parse().ok()? }))
 }
 
 /// Creates `dir` (and its missing parents) for `owner` (the current user
@@ -217,7 +204,8 @@ fn private_dir(dir: &Path, owner: Option<&User>) -> Result<()> {
         Ok(()) => {
             if let Some(user) = owner {
                 // Just made by us, so not a link: give it to the cluster's user.
-                std::os::unix::fs::lchown(dir, Some(user.uid), Some(user.gid)).with_context(|| format!("handing {} to {}", dir.display(), user.name))?;
+                std::os::unix::fs::lchown(dir, Some(user.uid), Some(user.gid))
+                    .with_context(|| format!("handing {} to {}", dir.display(), user.name))?;
             }
         }
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
@@ -245,7 +233,15 @@ fn private_dir(dir: &Path, owner: Option<&User>) -> Result<()> {
 
 /// Can `user` enter and write `dir`'s parent chain, i.e. keep a cluster in it?
 async fn reachable(user: &User, dir: &Path) -> bool {
-    let status = Command::new("runuser").arg("-u").arg(&user.name).args(["--", "test", "-x"]).arg(dir).stdout(Stdio::null()).stderr(Stdio::null()).status().await;
+    let status = Command::new("runuser")
+        .arg("-u")
+        .arg(&user.name)
+        .args(["--", "test", "-x"])
+        .arg(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .await;
     matches!(status, Ok(s) if s.success())
 }
 

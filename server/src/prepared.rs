@@ -120,17 +120,13 @@ fn preferred_encoding(request: &HeaderMap) -> Encoding {
 /// not refused with `q=0`). `x-gzip` names gzip (RFC 9110, 8.4.1.3).
 pub(crate) fn accepts(request: &HeaderMap, encoding: &str) -> bool {
     let names = |name: &str| name.eq_ignore_ascii_case(encoding) || (encoding == "gzip" && name.eq_ignore_ascii_case("x-gzip"));
-    request
-        .get_all(ACCEPT_ENCODING)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|item| {
-            let mut parts = item.split(';').map(str::trim);
-            let named = parts.next().is_some_and(names);
-            let refused = |p: &str| p.split_once('=').is_some_and(|(k, q)| k.trim().eq_ignore_ascii_case("q") && q.trim().parse::<f32>().ok() == Some(0.0));
-            named && !parts.any(refused)
-        })
+    request.get_all(ACCEPT_ENCODING).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(',')).any(|item| {
+        let mut parts = item.split(';').map(str::trim);
+        let named = parts.next().is_some_and(names);
+        let refused =
+            |p: &str| p.split_once('=').is_some_and(|(k, q)| k.trim().eq_ignore_ascii_case("q") && q.trim().parse::<f32>().ok() == Some(0.0));
+        named && !parts.any(refused)
+    })
 }
 
 /// The latest prepared body of each resource, re-rendered when its revision
@@ -252,10 +248,8 @@ mod tests {
         assert_eq!(p.respond(&headers(&[("if-none-match", "\"r1\"")])).status(), StatusCode::NOT_MODIFIED);
         assert_eq!(p.respond(&headers(&[("if-none-match", "\"r0\", W/\"r1\"")])).status(), StatusCode::NOT_MODIFIED);
         assert_eq!(p.respond(&headers(&[("if-none-match", "\"r1-br\"")])).status(), StatusCode::NOT_MODIFIED);
-        let tags: Vec<_> = ["identity", "gzip", "br"]
-            .into_iter()
-            .map(|e| p.respond(&headers(&[("accept-encoding", e)])).headers()[ETAG].clone())
-            .collect();
+        let tags: Vec<_> =
+            ["identity", "gzip", "br"].into_iter().map(|e| p.respond(&headers(&[("accept-encoding", e)])).headers()[ETAG].clone()).collect();
         assert!(tags[0] != tags[1] && tags[1] != tags[2] && tags[0] != tags[2], "different bytes, different tags: {tags:?}");
         assert_eq!(p.respond(&headers(&[("if-none-match", "\"r0\"")])).status(), StatusCode::OK);
     }

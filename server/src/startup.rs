@@ -115,19 +115,14 @@ pub async fn migrate(pool: &PgPool) -> Result<()> {
 /// tests build many apps in one process).
 fn metrics_handle() -> PrometheusHandle {
     static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
-    HANDLE
-        .get_or_init(|| {
-            PrometheusBuilder::new().install_recorder().unwrap_or_else(|_| PrometheusBuilder::new().build_recorder().handle())
-        })
-        .clone()
+    HANDLE.get_or_init(|| PrometheusBuilder::new().install_recorder().unwrap_or_else(|_| PrometheusBuilder::new().build_recorder().handle())).clone()
 }
 
 fn payment_provider(settings: &ServeArgs, pool: &PgPool) -> Result<Arc<dyn PaymentProvider>> {
     Ok(match settings.provider()? {
-        ProviderKind::Simulated => Arc::new(SimulatedProvider::new(
-            pool.clone(),
-            SimulatedSettings { slow_settle: Duration::from_millis(settings.sim_slow_ms) },
-        )),
+        ProviderKind::Simulated => {
+            Arc::new(SimulatedProvider::new(pool.clone(), SimulatedSettings { slow_settle: Duration::from_millis(settings.sim_slow_ms) }))
+        }
         ProviderKind::Http => {
             let url = settings.payment_api_url.clone().context("FRONTROW_PAYMENT_API_URL is required for the http provider")?;
             let key = settings.payment_api_key.clone().unwrap_or_default();
@@ -183,7 +178,10 @@ impl Application {
         }
         if settings.public_url.is_some() && engine.disable_if_password(crate::demo::DEMO_STAFF_EMAIL, crate::demo::DEMO_STAFF_PASSWORD).await? {
             // The demo's password is printed for anyone to read.
-            tracing::warn!(email = crate::demo::DEMO_STAFF_EMAIL, "the demo staff account still had the demo password: disabled, as this site has a public URL");
+            tracing::warn!(
+                email = crate::demo::DEMO_STAFF_EMAIL,
+                "the demo staff account still had the demo password: disabled, as this site has a public URL"
+            );
         }
         let rate_limiter = (settings.rate_limits == Switch::On).then(|| {
             let per_second = NonZeroU32::new(settings.rate_per_second.max(1)).unwrap_or(NonZeroU32::MIN);
@@ -248,9 +246,7 @@ impl Application {
             }
         });
         let service = self.router.into_make_service_with_connect_info::<SocketAddr>();
-        axum::serve(self.listener, service)
-            .with_graceful_shutdown(async move { shutdown.cancelled().await })
-            .await?;
+        axum::serve(self.listener, service).with_graceful_shutdown(async move { shutdown.cancelled().await }).await?;
         tasks.join().await;
         Ok(())
     }

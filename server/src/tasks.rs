@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use frontrow_model::SalePhase;
 use tokio::task::JoinSet;
-use tower_sessions::session_store::ExpiredDeletion;
 use tokio_util::sync::CancellationToken;
+use tower_sessions::session_store::ExpiredDeletion;
 
 use crate::state::AppState;
 

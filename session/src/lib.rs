@@ -100,10 +100,16 @@ pub async fn sign_in_with_password(
 /// A signed-in session for `user` written straight to `store`, for load
 /// runs that need many signed-in fans without a sign-in each. Answers the
 /// session id, the session cookie's value.
-pub async fn create_signed_in<S: tower_sessions::SessionStore>(store: &S, user: &User, lifetime: tower_sessions::cookie::time::Duration) -> Result<String, AppError> {
+pub async fn create_signed_in<S: tower_sessions::SessionStore>(
+    store: &S,
+    user: &User,
+    lifetime: tower_sessions::cookie::time::Duration,
+) -> Result<String, AppError> {
     let mut record = tower_sessions::session::Record {
         id: tower_sessions::session::Id::default(),
-        data: [(USER_KEY.to_owned(), serde_json::json!(user.user_id)), (BINDING_KEY.to_owned(), serde_json::json!(new_binding()))].into_iter().collect(),
+        data: [(USER_KEY.to_owned(), serde_json::json!(user.user_id)), (BINDING_KEY.to_owned(), serde_json::json!(new_binding()))]
+            .into_iter()
+            .collect(),
         expiry_date: tower_sessions::cookie::time::OffsetDateTime::now_utc() + lifetime,
     };
     store.create(&mut record).await.map_err(store_error)?;
@@ -138,7 +144,13 @@ fn new_binding() -> String {
 /// The fan's admission to `event_id` from a token they present: `None`
 /// without one (an event whose waiting room is on then refuses the hold),
 /// 403 `not_admitted` with one that does not verify for them and this session.
-pub async fn admission(session: &Session, engine: &Engine, event_id: EventId, fan: UserId, token: Option<&str>) -> Result<Option<Admission>, AppError> {
+pub async fn admission(
+    session: &Session,
+    engine: &Engine,
+    event_id: EventId,
+    fan: UserId,
+    token: Option<&str>,
+) -> Result<Option<Admission>, AppError> {
     let Some(token) = token else { return Ok(None) };
     let binding = binding(session).await?;
     engine
@@ -224,11 +236,11 @@ pub async fn stored_admission(session: &Session, engine: &Engine, event_id: Even
     let token = session.get::<String>(&admission_key(event_id)).await.map_err(store_error)?;
     let queue_token = session.get::<String>(&queue_key(event_id)).await.map_err(store_error)?;
     let Some(token) = token else { return Ok(None) };
-    Ok(admission(session, engine, event_id, fan, Some(&token))
-        .await
-        .ok()
-        .flatten()
-        .map(|a| StoredAdmission { admission_token: token, queue_token, phase: a.phase() }))
+    Ok(admission(session, engine, event_id, fan, Some(&token)).await.ok().flatten().map(|a| StoredAdmission {
+        admission_token: token,
+        queue_token,
+        phase: a.phase(),
+    }))
 }
 
 /// Which sale's queue this session's fan waits in for `event` now: the
@@ -296,4 +308,3 @@ pub async fn waiting_room_gate(
         }
     }
 }
-

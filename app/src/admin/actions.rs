@@ -8,12 +8,13 @@
 #[cfg(feature = "ssr")]
 use crate::server::{back_to, staff};
 #[cfg(feature = "ssr")]
-use frontrow_model::{EventChanges, NewStaffUser, QueueSettings, Role, UserChanges};
-#[cfg(feature = "ssr")]
 use frontrow_model::TierPrice;
 use frontrow_model::{
-    AccessCodeBatchId, AppError, WaitlistEntryId, Booking, BookingId, CheckinResult, CounterPayment, EventId, EventStats, IdempotencyKey, Layout, LayoutId, NewSection, PaymentId, PaymentToken, RefundResult, SeatId, Stage, TicketId, UserId,
+    AccessCodeBatchId, AppError, Booking, BookingId, CheckinResult, CounterPayment, EventId, EventStats, IdempotencyKey, Layout, LayoutId,
+    NewSection, PaymentId, PaymentToken, RefundResult, SeatId, Stage, TicketId, UserId, WaitlistEntryId,
 };
+#[cfg(feature = "ssr")]
+use frontrow_model::{EventChanges, NewStaffUser, QueueSettings, Role, UserChanges};
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
 
@@ -67,10 +68,12 @@ fn refund_policy(cancel_until_hours: &str, cancel_keep_percent: &str, cancel_fee
 fn ticket_types(value: &str) -> Result<Vec<frontrow_model::TicketType>, AppError> {
     let mut types = Vec::new();
     for line in value.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        let (name, prices) = line.split_once(':').ok_or_else(|| AppError::invalid(format!("write each ticket type as Name: Tier=12.50, ... (not {line:?})")))?;
+        let (name, prices) =
+            line.split_once(':').ok_or_else(|| AppError::invalid(format!("write each ticket type as Name: Tier=12.50, ... (not {line:?})")))?;
         let mut priced = Vec::new();
         for price in prices.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let (tier, amount) = price.split_once('=').ok_or_else(|| AppError::invalid(format!("write {name}'s prices as Tier=12.50 (not {price:?})")))?;
+            let (tier, amount) =
+                price.split_once('=').ok_or_else(|| AppError::invalid(format!("write {name}'s prices as Tier=12.50 (not {price:?})")))?;
             let price_cents = cents(&format!("{}'s price in {}", name.trim(), tier.trim()), amount)?.unwrap_or(0);
             priced.push(TierPrice { tier: tier.trim().to_owned(), price_cents });
         }
@@ -352,7 +355,12 @@ pub async fn counter_sale(
 }
 
 #[server(prefix = "/_app", endpoint = "admin/refund", input = Json)]
-pub async fn refund(booking_id: BookingId, ticket_ids: Option<Vec<TicketId>>, reason: String, idempotency_key: IdempotencyKey) -> Result<RefundResult, AppError> {
+pub async fn refund(
+    booking_id: BookingId,
+    ticket_ids: Option<Vec<TicketId>>,
+    reason: String,
+    idempotency_key: IdempotencyKey,
+) -> Result<RefundResult, AppError> {
     let (engine, user) = staff().await?;
     Ok(engine.refund_booking(&user, booking_id, &frontrow_model::RefundRequest { ticket_ids, reason }, &idempotency_key).await?)
 }
@@ -413,10 +421,7 @@ pub async fn create_account(email: String, password: String, name: String, role:
 #[server(prefix = "/_app", endpoint = "admin/change_account")]
 pub async fn change_account(user_id: UserId, disabled: Option<String>, password: Option<String>) -> Result<(), AppError> {
     let (engine, user) = staff().await?;
-    let changes = UserChanges {
-        disabled: disabled.map(|d| d == "true"),
-        password: password.filter(|p| !p.is_empty()),
-    };
+    let changes = UserChanges { disabled: disabled.map(|d| d == "true"), password: password.filter(|p| !p.is_empty()) };
     engine.change_account(&user, user_id, &changes).await?;
     back_to("/admin/staff?saved=1");
     Ok(())

@@ -43,7 +43,11 @@ pub fn apply(counts: &[SectionCount]) -> Option<i64> {
     shown.then(|| {
         let shapes = document().query_selector_all(".ov-section").ok();
         shapes.map_or(0, |list| {
-            (0..list.length()).filter_map(|i| list.item(i)).filter_map(|n| wasm_bindgen::JsCast::dyn_into::<Element>(n).ok()).map(|el| number(&el, "data-available")).sum()
+            (0..list.length())
+                .filter_map(|i| list.item(i))
+                .filter_map(|n| wasm_bindgen::JsCast::dyn_into::<Element>(n).ok())
+                .map(|el| number(&el, "data-available"))
+                .sum()
         })
     })
 }

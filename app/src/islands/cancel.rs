@@ -24,7 +24,8 @@ pub fn CancelPanel(booking_id: BookingId, tickets: Vec<CancellableTicket>) -> im
     let key = StoredValue::new(None::<(Option<Vec<TicketId>>, String)>);
     Effect::new(move |_| ready.set(true));
 
-    let back_of = move |ids: &[TicketId]| tickets.with_value(|ts| ts.iter().filter(|t| ids.contains(&t.ticket_id)).map(|t| t.refund_cents).sum::<i64>());
+    let back_of =
+        move |ids: &[TicketId]| tickets.with_value(|ts| ts.iter().filter(|t| ids.contains(&t.ticket_id)).map(|t| t.refund_cents).sum::<i64>());
     let live = move || tickets.with_value(|ts| ts.iter().map(|t| t.ticket_id).filter(|id| !gone.with(|g| g.contains(id))).collect::<Vec<_>>());
     let send = move |ticket_ids: Option<Vec<TicketId>>| {
         let k = key.get_value().filter(|(asked, _)| *asked == ticket_ids).map_or_else(random_key, |(_, k)| k);
@@ -42,16 +43,17 @@ pub fn CancelPanel(booking_id: BookingId, tickets: Vec<CancellableTicket>) -> im
                         ts.iter().filter(|t| done.cancelled.contains(&t.ticket_id)).map(|t| t.seat_label.clone()).collect::<Vec<_>>().join("; ")
                     });
                     let kept = if done.kept_cents > 0 { format!(" (the seller kept {})", money(done.kept_cents)) } else { String::new() };
-                    message.set(Some(("success", format!(
-                        "Cancelled: {seats}. {} is on its way back to your card{kept}; a mail confirms it.",
-                        money(done.refund_cents)
-                    ))));
+                    message.set(Some((
+                        "success",
+                        format!("Cancelled: {seats}. {} is on its way back to your card{kept}; a mail confirms it.", money(done.refund_cents)),
+                    )));
                 }
                 Err(e) => {
                     // A refusal is final: the next click is a new request.
                     // Without an answer it may have happened: the same
                     // request again keeps the key.
-                    if !matches!(e.kind, ErrorKind::Network | ErrorKind::IdempotencyKeyInUse | ErrorKind::Unavailable | ErrorKind::Overloaded { .. }) {
+                    if !matches!(e.kind, ErrorKind::Network | ErrorKind::IdempotencyKeyInUse | ErrorKind::Unavailable | ErrorKind::Overloaded { .. })
+                    {
                         key.set_value(None);
                     }
                     message.set(Some(("error", e.message)));

@@ -5,11 +5,11 @@ use frontrow_model::{AppError, BookingStatus, CheckoutStatus, CheckoutView, Tick
 use leptos::prelude::*;
 use leptos_meta::Title;
 
+use super::load_viewer;
 use super::{long_date, param, redirect, short_date, status_word, NotFound};
 use crate::format::money;
 use crate::islands::{CancelPanel, CheckoutWatcher, SignOutButton};
 use crate::props::*;
-use super::load_viewer;
 
 #[server(prefix = "/_app")]
 pub async fn load_booking(booking_id: String) -> Result<Option<BookingView>, AppError> {
@@ -249,26 +249,28 @@ pub fn AccountPage() -> impl IntoView {
 #[component]
 fn MyWaitlists(entries: Vec<frontrow_model::WaitlistEntry>) -> impl IntoView {
     use frontrow_model::WaitlistState;
-    (!entries.is_empty()).then(|| view! {
-        <h2>"Waiting lists"</h2>
-        <ul class="waitlist-list" id="my-waitlists">
-            {entries.into_iter().map(|e| {
-                let what = match (e.state, &e.offer) {
-                    (WaitlistState::Waiting, _) => format!("number {} in line for {} in {}", e.place.unwrap_or(0), e.quantity, e.tier),
-                    (WaitlistState::Offered, Some(offer)) => format!(
-                        "seats offered to you: {} ({}), kept until {}: buy them now",
-                        offer.seat_ids.join(", "), money(offer.total_cents), short_date(offer.expires_at)
-                    ),
-                    (WaitlistState::Paying, _) => "paying for the seats offered".to_owned(),
-                    (WaitlistState::Bought, _) => "bought from the waiting list".to_owned(),
-                    _ => "the offer went on to the next fan".to_owned(),
-                };
-                view! {
-                    <li data-state=e.state.as_str()>
-                        <a href=format!("/events/{}#waitlist", e.event_id)>{e.event_name}</a> " · " {what}
-                    </li>
-                }
-            }).collect_view()}
-        </ul>
+    (!entries.is_empty()).then(|| {
+        view! {
+            <h2>"Waiting lists"</h2>
+            <ul class="waitlist-list" id="my-waitlists">
+                {entries.into_iter().map(|e| {
+                    let what = match (e.state, &e.offer) {
+                        (WaitlistState::Waiting, _) => format!("number {} in line for {} in {}", e.place.unwrap_or(0), e.quantity, e.tier),
+                        (WaitlistState::Offered, Some(offer)) => format!(
+                            "seats offered to you: {} ({}), kept until {}: buy them now",
+                            offer.seat_ids.join(", "), money(offer.total_cents), short_date(offer.expires_at)
+                        ),
+                        (WaitlistState::Paying, _) => "paying for the seats offered".to_owned(),
+                        (WaitlistState::Bought, _) => "bought from the waiting list".to_owned(),
+                        _ => "the offer went on to the next fan".to_owned(),
+                    };
+                    view! {
+                        <li data-state=e.state.as_str()>
+                            <a href=format!("/events/{}#waitlist", e.event_id)>{e.event_name}</a> " · " {what}
+                        </li>
+                    }
+                }).collect_view()}
+            </ul>
+        }
     })
 }

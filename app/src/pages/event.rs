@@ -18,7 +18,12 @@ use crate::props::*;
 /// seats), or one section (`block`: which block of rows of a very big one,
 /// from 1).
 #[server(prefix = "/_app")]
-pub async fn load_event_page(event_id: String, section: Option<String>, block: Option<usize>, whole: bool) -> Result<Option<EventPageData>, AppError> {
+pub async fn load_event_page(
+    event_id: String,
+    section: Option<String>,
+    block: Option<usize>,
+    whole: bool,
+) -> Result<Option<EventPageData>, AppError> {
     use crate::seatmap::{fans_map, MapSettings, MapView};
     use frontrow_engine::EngineError;
     let Some((engine, session, board)) = crate::server::published_board(&event_id).await? else { return Ok(None) };
@@ -113,7 +118,13 @@ pub async fn load_event_page(event_id: String, section: Option<String>, block: O
         hold: hold.map(|h| HoldInfo {
             hold_id: h.hold_id,
             labels: h.seat_ids.iter().map(|s| layout.seat_index(s).map_or_else(|| s.clone(), |i| layout.seat_label(i))).collect(),
-            tiers: h.seat_ids.iter().map(|s| layout.seat_index(s).and_then(|i| board.event.tiers.get(layout.seats[i].tier_index)).map(|t| t.tier.clone()).unwrap_or_default()).collect(),
+            tiers: h
+                .seat_ids
+                .iter()
+                .map(|s| {
+                    layout.seat_index(s).and_then(|i| board.event.tiers.get(layout.seats[i].tier_index)).map(|t| t.tier.clone()).unwrap_or_default()
+                })
+                .collect(),
             hold_token: h.hold_token,
             seat_ids: h.seat_ids,
             total_cents: h.total_cents,
@@ -343,7 +354,8 @@ fn Presales(event: frontrow_model::Event, pass: Option<frontrow_model::PresalePa
         return None;
     }
     let window = |p: &&frontrow_model::Presale| format!("{} from {} to {}", p.label, short_date(p.starts_at), short_date(p.ends_at));
-    let coming = (!coming.is_empty()).then(|| view! { <p class="presales-coming">"Presale: " {coming.iter().map(window).collect::<Vec<_>>().join("; ")} "."</p> });
+    let coming = (!coming.is_empty())
+        .then(|| view! { <p class="presales-coming">"Presale: " {coming.iter().map(window).collect::<Vec<_>>().join("; ")} "."</p> });
     let now_open = match (open.first(), pass) {
         (_, Some(pass)) if pass.is_open(now) => Some(view! {
             <p class="presale-pass" id="presale-pass">"Presale for " {pass.label.clone()} ": your code opens " {pass.describe()} ", until " {short_date(pass.ends_at)} "."</p>

@@ -70,7 +70,11 @@ fn page_link(search: &EventSearch, page: u32) -> String {
         pairs.push(("page", page.to_string()));
     }
     let query: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={}", escaped(v))).collect();
-    if query.is_empty() { "/".to_owned() } else { format!("/?{}", query.join("&")) }
+    if query.is_empty() {
+        "/".to_owned()
+    } else {
+        format!("/?{}", query.join("&"))
+    }
 }
 
 #[component]

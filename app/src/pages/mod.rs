@@ -9,9 +9,9 @@ mod events;
 
 pub use bookings::{AccountPage, BookingPage, CheckoutPage};
 pub use choose::{ChooseRowPage, ChooseSectionPage, ChooseSectionsPage};
-pub use event::{EventPage, SectionPage};
 #[cfg(feature = "ssr")]
 pub use event::fan_sharing_the_page;
+pub use event::{EventPage, SectionPage};
 pub use events::EventsPage;
 
 use frontrow_model::{AppError, Role, User};

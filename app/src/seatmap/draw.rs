@@ -200,9 +200,21 @@ pub(super) fn whole(title: &str, seats: &Seats, venue: &VenueGeometry, meta: &st
 
 /// One section's seats (the rows in `shown`), drawn in the section's own
 /// frame: front row at the top, nearest the stage named above it.
-pub(super) fn section(title: &str, seats: &Seats, section: usize, frame: &SectionFrame, shown: Range<usize>, stage_label: &str, meta: &str) -> String {
+pub(super) fn section(
+    title: &str,
+    seats: &Seats,
+    section: usize,
+    frame: &SectionFrame,
+    shown: Range<usize>,
+    stage_label: &str,
+    meta: &str,
+) -> String {
     let s = &seats.layout.sections[section];
-    let range = if shown.is_empty() { s.seats.start..s.seats.start } else { s.rows[shown.start].seats[0]..s.rows[shown.end - 1].seats.last().map_or(0, |l| l + 1) };
+    let range = if shown.is_empty() {
+        s.seats.start..s.seats.start
+    } else {
+        s.rows[shown.start].seats[0]..s.rows[shown.end - 1].seats.last().map_or(0, |l| l + 1)
+    };
     let first = s.seats.start;
     let points = frame.seats[range.start - first..range.end - first].iter().copied().chain(shown.clone().map(|r| frame.row_labels[r]));
     let mut b = bounds_of(points);

@@ -190,7 +190,14 @@ pub fn venue(layout: &EventLayout) -> VenueGeometry {
         // Along the top, as wide as what faces it.
         let (left, right) = if unplaced.is_empty() { (bounds[0], bounds[2]) } else { (SECTION_GAP, grid_width.max(bounds[2]) - SECTION_GAP) };
         let top = bounds[1].min(STAGE_HEIGHT + SECTION_GAP) - SECTION_GAP - STAGE_HEIGHT;
-        Stage { label: "STAGE".into(), x: (left + right) / 2.0, y: top + STAGE_HEIGHT / 2.0, width: (right - left).max(PITCH), height: STAGE_HEIGHT, round: false }
+        Stage {
+            label: "STAGE".into(),
+            x: (left + right) / 2.0,
+            y: top + STAGE_HEIGHT / 2.0,
+            width: (right - left).max(PITCH),
+            height: STAGE_HEIGHT,
+            round: false,
+        }
     });
     let stage_box = [stage.x - stage.width / 2.0, stage.y - stage.height / 2.0, stage.x + stage.width / 2.0, stage.y + stage.height / 2.0];
     let bounds = [bounds[0].min(stage_box[0]), bounds[1].min(stage_box[1]), bounds[2].max(stage_box[2]), bounds[3].max(stage_box[3])];

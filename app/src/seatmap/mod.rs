@@ -10,8 +10,8 @@
 //! kind (`wc` wheelchair space, `cp` companion seat) and an accessible name
 //! with the price. An aisle leaves a gap in its row.
 
-pub mod geometry;
 mod draw;
+pub mod geometry;
 
 use std::collections::HashMap;
 use std::ops::Range;

@@ -8,17 +8,17 @@
 mod known;
 pub mod mail;
 pub mod outbox;
-mod ticket_mail;
 pub mod sign_in;
+mod ticket_mail;
 pub(crate) mod verification;
 
-pub use known::{USER_FRESH, USER_TRUSTED};
 pub(crate) use known::{user_cache, AccountFeed, UserCache};
+pub use known::{USER_FRESH, USER_TRUSTED};
 
 use argon2::password_hash::{rand_core::OsRng, PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::Argon2;
-use std::sync::OnceLock;
 use frontrow_model::{NewStaffUser, Role, StaffAccount, User, UserChanges, UserId};
+use std::sync::OnceLock;
 use tokio::sync::Semaphore;
 use uuid::Uuid;
 
@@ -207,7 +207,9 @@ impl Engine {
     pub async fn disable_if_password(&self, email: &str, password: &str) -> Result<bool> {
         match self.check_password(email, password).await {
             Ok(user) => {
-                sqlx::query!("UPDATE users SET disabled_at = now(), session_epoch = session_epoch + 1 WHERE user_id = $1", user.user_id.as_uuid()).execute(self.pool()).await?;
+                sqlx::query!("UPDATE users SET disabled_at = now(), session_epoch = session_epoch + 1 WHERE user_id = $1", user.user_id.as_uuid())
+                    .execute(self.pool())
+                    .await?;
                 self.forget_user(user.user_id).await;
                 Ok(true)
             }
@@ -258,7 +260,14 @@ impl Engine {
         .fetch_all(self.pool())
         .await?
         .into_iter()
-        .map(|r| StaffAccount { user_id: r.user_id.into(), email: r.email, name: r.name, role: r.role, disabled: r.disabled, created_at: r.created_at })
+        .map(|r| StaffAccount {
+            user_id: r.user_id.into(),
+            email: r.email,
+            name: r.name,
+            role: r.role,
+            disabled: r.disabled,
+            created_at: r.created_at,
+        })
         .collect())
     }
 

@@ -170,8 +170,10 @@ Total: {}
         o.venue,
         when(o.starts_at),
         when(o.expires_at),
-        o.places.join("
-  "),
+        o.places.join(
+            "
+  "
+        ),
         money(o.total_cents),
         o.event_id,
     );
@@ -323,7 +325,17 @@ mod tests {
     }
 
     fn ticket(seat: &str, kind: SeatKind) -> TicketLine {
-        TicketLine { seat_id: seat.into(), code: "0123456789ABCDEF01234567".into(), price_cents: 4850, section: "A".into(), row_label: "1".into(), number: 2, tier: "Front".into(), kind, ticket_type: Some("Child".into()) }
+        TicketLine {
+            seat_id: seat.into(),
+            code: "0123456789ABCDEF01234567".into(),
+            price_cents: 4850,
+            section: "A".into(),
+            row_label: "1".into(),
+            number: 2,
+            tier: "Front".into(),
+            kind,
+            ticket_type: Some("Child".into()),
+        }
     }
 
     #[test]

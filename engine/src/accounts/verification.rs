@@ -9,8 +9,8 @@ use chrono::{DateTime, Utc};
 use frontrow_model::{User, UserId};
 use rand::Rng;
 
-use crate::error::{EngineError, Result};
 use crate::accounts::mail::Mail;
+use crate::error::{EngineError, Result};
 use crate::tokens::sha256_hex;
 use crate::Engine;
 

@@ -63,7 +63,10 @@ fn check_new_codes(new: &NewAccessCodes, tiers: &[String], sections: &[String], 
         return Err(EngineError::invalid("ends_at must be after starts_at"));
     }
     if new.ends_at > sale_opens_at {
-        return Err(EngineError::invalid(format!("a presale must end by the public sale's opening ({})", sale_opens_at.format("%Y-%m-%d %H:%M UTC"))));
+        return Err(EngineError::invalid(format!(
+            "a presale must end by the public sale's opening ({})",
+            sale_opens_at.format("%Y-%m-%d %H:%M UTC")
+        )));
     }
     if new.ends_at <= now {
         return Err(EngineError::invalid("ends_at has passed"));
@@ -223,7 +226,12 @@ impl Engine {
 
     /// A batch's codes with each one's uses now (a shared code shows as
     /// its hint: it is not kept).
-    pub async fn access_code_uses(&self, staff: &User, event_id: EventId, batch_id: AccessCodeBatchId) -> Result<(AccessCodeBatch, Vec<AccessCodeUses>)> {
+    pub async fn access_code_uses(
+        &self,
+        staff: &User,
+        event_id: EventId,
+        batch_id: AccessCodeBatchId,
+    ) -> Result<(AccessCodeBatch, Vec<AccessCodeUses>)> {
         require_staff(staff)?;
         let batch = self.access_code_batch(event_id, batch_id).await?;
         let rows = sqlx::query!(

@@ -4,10 +4,10 @@
 use frontrow_model::{seat_list, EventId, HoldId, SeatId, User};
 
 use crate::accounts::require_staff;
-use crate::venue::catalogue::check_text;
 use crate::changelog;
 use crate::error::{EngineError, Result};
 use crate::sale::seats;
+use crate::venue::catalogue::check_text;
 use crate::Engine;
 
 /// Most seats one block names (a whole section of an arena).

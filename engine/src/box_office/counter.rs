@@ -11,12 +11,12 @@ use frontrow_model::{seat_list, Channel, CounterPayment, CounterSaleRequest, Eve
 use uuid::Uuid;
 
 use crate::accounts::require_staff;
-use crate::venue::catalogue::check_text;
+use crate::error::{EngineError, Result};
 use crate::sale::checkout::key::{let_go, Claimed, KeyedRequest};
 use crate::sale::checkout::{decode_outcome, run, CheckoutOutcome, Claim, Payment};
-use crate::error::{EngineError, Result};
 use crate::sale::seats;
 use crate::tokens::{hold_token, sha256_hex};
+use crate::venue::catalogue::check_text;
 use crate::Engine;
 
 /// How long a counter sale's seats are held while it is paid for.
@@ -63,20 +63,19 @@ impl Engine {
         let mut tx = crate::db::begin(self.pool()).await?;
         // One request per key at a time: a second with the same key waits
         // here, then finds the first one's claim.
-        sqlx::query!(
-            "SELECT pg_advisory_xact_lock(hashtext($1::uuid::text || $2::text))",
-            staff.user_id.as_uuid(),
-            key.as_str()
-        )
-        .execute(&mut *tx)
-        .await?;
+        sqlx::query!("SELECT pg_advisory_xact_lock(hashtext($1::uuid::text || $2::text))", staff.user_id.as_uuid(), key.as_str())
+            .execute(&mut *tx)
+            .await?;
         let (checkout_id, token, claim) = match keyed.existing(&mut tx, self).await? {
             Some(Claimed::Answered(body)) => return decode_outcome(body),
             Some(Claimed::InUse) => return Err(EngineError::IdempotencyKeyInUse),
             Some(Claimed::TakenOver(checkout_id)) => {
-                let token = sqlx::query_scalar!("SELECT h.hold_token FROM checkouts c JOIN holds h USING (hold_id) WHERE c.checkout_id = $1", checkout_id.as_uuid())
-                    .fetch_one(&mut *tx)
-                    .await?;
+                let token = sqlx::query_scalar!(
+                    "SELECT h.hold_token FROM checkouts c JOIN holds h USING (hold_id) WHERE c.checkout_id = $1",
+                    checkout_id.as_uuid()
+                )
+                .fetch_one(&mut *tx)
+                .await?;
                 (checkout_id, token, Claim::TakenOver)
             }
             None => {
@@ -88,7 +87,9 @@ impl Engine {
                     }
                 }
                 let hold_id = HoldId::from(Uuid::new_v4());
-                let claimed = seats::claim(&mut tx, event_id, &seat_ids, hold_id, &token, staff.user_id, COUNTER_HOLD_SECONDS, seats::ClaimPurpose::Counter).await?;
+                let claimed =
+                    seats::claim(&mut tx, event_id, &seat_ids, hold_id, &token, staff.user_id, COUNTER_HOLD_SECONDS, seats::ClaimPurpose::Counter)
+                        .await?;
                 if claimed.len() != seat_ids.len() {
                     tx.rollback().await?;
                     let claimed: Vec<&str> = claimed.iter().map(|c| c.seat_id.as_str()).collect();
@@ -126,7 +127,8 @@ impl Engine {
         }
         if let Ok(CheckoutOutcome::Confirmed { booking }) = &outcome {
             let mut conn = self.pool().acquire().await?;
-            let detail = format!("booking {}, {} cents, {:?}, for {}", booking.booking_id, booking.total_cents, sale.payment, sale.customer_name.trim());
+            let detail =
+                format!("booking {}, {} cents, {:?}, for {}", booking.booking_id, booking.total_cents, sale.payment, sale.customer_name.trim());
             crate::changelog::record(&mut conn, Some(event_id), staff.user_id, "counter_sale", &booking.seat_ids, &detail).await?;
         }
         outcome

@@ -5,8 +5,8 @@
 use std::fmt::Write;
 
 use chrono::{DateTime, Utc};
-pub use frontrow_model::{PaymentInfo, SalesBy};
 use frontrow_model::{AttentionState, BookingStatus, Channel, EventId, PaymentAttention, PaymentId, StaffBookingLine, TicketState, User};
+pub use frontrow_model::{PaymentInfo, SalesBy};
 use serde::Serialize;
 
 use crate::accounts::require_staff;

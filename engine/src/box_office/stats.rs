@@ -124,7 +124,14 @@ impl Engine {
             waitlist: self.waitlist_figures(event_id).await?,
             last_hour: series
                 .into_iter()
-                .map(|p| MinutePoint { at: p.at, holds: p.holds, expired: p.expired, sold: p.sold, payment_failures: p.failures, admitted: p.admitted })
+                .map(|p| MinutePoint {
+                    at: p.at,
+                    holds: p.holds,
+                    expired: p.expired,
+                    sold: p.sold,
+                    payment_failures: p.failures,
+                    admitted: p.admitted,
+                })
                 .collect(),
         })
     }

@@ -2,7 +2,7 @@
 //! pausing it, the offer window, and offers made by hand.
 
 use chrono::{DateTime, Utc};
-use frontrow_model::{EventId, HandOffer, HoldId, User, Waitlist, WaitlistFigures, WaitlistLine, WaitlistSettings, WaitlistState, WaitlistEntryId};
+use frontrow_model::{EventId, HandOffer, HoldId, User, Waitlist, WaitlistEntryId, WaitlistFigures, WaitlistLine, WaitlistSettings, WaitlistState};
 
 use crate::accounts::require_staff;
 use crate::changelog;
@@ -142,8 +142,10 @@ impl Engine {
             None => choose(&free, &entry.tier, entry.quantity)
                 .ok_or_else(|| EngineError::NoSeatsTogether { count: entry.quantity as usize, tier: entry.tier.clone() })?,
         };
-        let hold_id = make_offer(&mut tx, event_id, entry.entry_id, entry.user_id.into(), &seats, entry.waitlist_offer_minutes, Some(staff.user_id)).await?;
-        changelog::record(&mut tx, Some(event_id), staff.user_id, "waitlist_offer_by_hand", &seats, &format!("offered to entry {}", entry.entry_id)).await?;
+        let hold_id =
+            make_offer(&mut tx, event_id, entry.entry_id, entry.user_id.into(), &seats, entry.waitlist_offer_minutes, Some(staff.user_id)).await?;
+        changelog::record(&mut tx, Some(event_id), staff.user_id, "waitlist_offer_by_hand", &seats, &format!("offered to entry {}", entry.entry_id))
+            .await?;
         tx.commit().await?;
         self.board().seats_written();
         Ok(hold_id)

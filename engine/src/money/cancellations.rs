@@ -7,7 +7,7 @@
 //! once; the provider is asked afterwards, idempotent by the refund's id,
 //! and reconciliation finishes what a crash interrupts.
 
-use frontrow_model::{BookingId, Cancellation, CancelRequest, Channel, IdempotencyKey, RefundPolicy, User, UserId};
+use frontrow_model::{BookingId, CancelRequest, Cancellation, Channel, IdempotencyKey, RefundPolicy, User, UserId};
 
 use super::refunds::{chosen_tickets, remember, replay, take_back, RefundKind};
 use crate::changelog;
@@ -52,13 +52,14 @@ impl Engine {
         };
         // The clock is the database's, like every other deadline (instances
         // agree on it), read now that the booking is locked.
-        let closed = sqlx::query_scalar!(r#"SELECT clock_timestamp() >= $1 AS "closed!""#, deadline as chrono::DateTime<chrono::Utc>).fetch_one(&mut *tx).await?;
+        let closed = sqlx::query_scalar!(r#"SELECT clock_timestamp() >= $1 AS "closed!""#, deadline as chrono::DateTime<chrono::Utc>)
+            .fetch_one(&mut *tx)
+            .await?;
         if closed {
             return Err(EngineError::CancellationClosed { closed_at: deadline });
         }
         let wanted = chosen_tickets(&mut tx, booking_id, request.ticket_ids.as_deref()).await?;
-        let taken =
-            take_back(&mut tx, booking_id, &wanted, Some(fan.user_id), RefundKind::Fan, &policy, "cancelled by the fan").await?;
+        let taken = take_back(&mut tx, booking_id, &wanted, Some(fan.user_id), RefundKind::Fan, &policy, "cancelled by the fan").await?;
         changelog::record(
             &mut tx,
             Some(b.event_id.into()),

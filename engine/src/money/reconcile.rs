@@ -16,12 +16,12 @@ use std::time::Duration;
 
 use frontrow_model::CheckoutId;
 
-use crate::sale::checkout::{mark_pending, pay, recorded_request, settle_success, settle_unpaid, CheckoutOutcome, Sending, Unpaid};
-use crate::payment::CASH;
-use crate::payment::attempt_refund;
 use crate::db::PaymentState;
 use crate::error::Result;
+use crate::payment::attempt_refund;
 use crate::payment::PaymentStatus;
+use crate::payment::CASH;
+use crate::sale::checkout::{mark_pending, pay, recorded_request, settle_success, settle_unpaid, CheckoutOutcome, Sending, Unpaid};
 use crate::sale::seats;
 use crate::Engine;
 
@@ -286,15 +286,10 @@ async fn release_past_deadline(pool: &sqlx::PgPool, checkout_id: CheckoutId) -> 
     .await?;
     let released = seats::release_unpaid(&mut tx, hold.hold_id.into(), &hold.hold_token).await?;
     if released > 0 {
-        sqlx::query!(
-            "UPDATE payment_intents SET seats_released_at = now(), updated_at = now() WHERE checkout_id = $1",
-            checkout_id.as_uuid()
-        )
-        .execute(&mut *tx)
-        .await?;
-        sqlx::query!("UPDATE holds SET state = 'expired', ended_at = now() WHERE hold_id = $1", hold.hold_id)
+        sqlx::query!("UPDATE payment_intents SET seats_released_at = now(), updated_at = now() WHERE checkout_id = $1", checkout_id.as_uuid())
             .execute(&mut *tx)
             .await?;
+        sqlx::query!("UPDATE holds SET state = 'expired', ended_at = now() WHERE hold_id = $1", hold.hold_id).execute(&mut *tx).await?;
     }
     tx.commit().await?;
     Ok(released as u32)

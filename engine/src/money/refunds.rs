@@ -16,12 +16,12 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use crate::accounts::require_staff;
-use crate::venue::catalogue::check_text;
 use crate::changelog;
 use crate::error::{EngineError, Result};
 use crate::payment::attempt_refund;
 use crate::sale::seats::{self, Unsold};
 use crate::tokens::sha256_hex;
+use crate::venue::catalogue::check_text;
 use crate::Engine;
 
 /// Why money goes back (`refunds.kind`).
@@ -52,9 +52,9 @@ impl Engine {
         let hash = sha256_hex(serde_json::to_string(&(booking_id, &request.ticket_ids, &request.reason)).unwrap_or_default().as_bytes());
         let mut tx = crate::db::begin(self.pool()).await?;
         let booking = sqlx::query!("SELECT event_id FROM bookings WHERE booking_id = $1 FOR UPDATE", booking_id.as_uuid())
-        .fetch_optional(&mut *tx)
-        .await?
-        .ok_or(EngineError::NotFound)?;
+            .fetch_optional(&mut *tx)
+            .await?
+            .ok_or(EngineError::NotFound)?;
         // A request with this key answered before (or while this waited for
         // the lock) gets that answer.
         if let Some(answer) = replay(&mut tx, staff.user_id, key, &hash).await? {
@@ -196,12 +196,10 @@ impl Engine {
 /// ticket is refused, whether named or part of the whole booking.
 pub(super) async fn chosen_tickets(conn: &mut PgConnection, booking_id: BookingId, asked: Option<&[TicketId]>) -> Result<Vec<TicketId>> {
     use frontrow_model::TicketState as T;
-    let tickets = sqlx::query!(
-        r#"SELECT ticket_id, state AS "state: frontrow_model::TicketState" FROM tickets WHERE booking_id = $1"#,
-        booking_id.as_uuid()
-    )
-    .fetch_all(conn)
-    .await?;
+    let tickets =
+        sqlx::query!(r#"SELECT ticket_id, state AS "state: frontrow_model::TicketState" FROM tickets WHERE booking_id = $1"#, booking_id.as_uuid())
+            .fetch_all(conn)
+            .await?;
     let wanted: Vec<TicketId> = match asked {
         Some(ids) => {
             if ids.is_empty() {
@@ -290,7 +288,12 @@ pub(super) async fn take_back(
 
 /// Turns live tickets of the booking `to` refunded or void (each at most
 /// once); returns those it changed.
-async fn void_tickets(conn: &mut PgConnection, booking_id: BookingId, ticket_ids: &[TicketId], to: frontrow_model::TicketState) -> Result<Vec<TakenBack>> {
+async fn void_tickets(
+    conn: &mut PgConnection,
+    booking_id: BookingId,
+    ticket_ids: &[TicketId],
+    to: frontrow_model::TicketState,
+) -> Result<Vec<TakenBack>> {
     Ok(sqlx::query_as!(
         TakenBack,
         r#"UPDATE tickets SET state = $3::ticket_state, voided_at = now()
@@ -361,7 +364,12 @@ async fn record_refund(
 
 /// The stored answer to this staff member's request with `key`, if any
 /// (409 if the key was used for another request).
-pub(super) async fn replay<T: serde::de::DeserializeOwned>(conn: &mut PgConnection, user_id: UserId, key: &IdempotencyKey, hash: &str) -> Result<Option<T>> {
+pub(super) async fn replay<T: serde::de::DeserializeOwned>(
+    conn: &mut PgConnection,
+    user_id: UserId,
+    key: &IdempotencyKey,
+    hash: &str,
+) -> Result<Option<T>> {
     let stored = sqlx::query!(
         "SELECT request_hash, response FROM staff_requests WHERE user_id = $1 AND idempotency_key = $2",
         user_id.as_uuid(),

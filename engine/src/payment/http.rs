@@ -17,10 +17,8 @@ pub struct HttpProvider {
 
 impl HttpProvider {
     pub fn new(base_url: impl Into<String>, api_key: impl Into<String>, timeout: Duration) -> Result<Self, ProviderError> {
-        let client = reqwest::Client::builder()
-            .timeout(timeout)
-            .build()
-            .map_err(|e| ProviderError::Rejected(format!("building HTTP client: {e}")))?;
+        let client =
+            reqwest::Client::builder().timeout(timeout).build().map_err(|e| ProviderError::Rejected(format!("building HTTP client: {e}")))?;
         Ok(Self { client, base_url: base_url.into().trim_end_matches('/').to_owned(), api_key: api_key.into() })
     }
 
@@ -74,10 +72,7 @@ fn intent_to_payment(intent: IntentBody) -> ProviderPayment {
         "requires_action" | "requires_confirmation" => PaymentStatus::Declined { reason: "the payment needs customer action".into() },
         "canceled" => PaymentStatus::Canceled,
         _ => PaymentStatus::Declined {
-            reason: intent
-                .last_payment_error
-                .and_then(|e| e.message.or(e.code))
-                .unwrap_or_else(|| "payment declined".to_owned()),
+            reason: intent.last_payment_error.and_then(|e| e.message.or(e.code)).unwrap_or_else(|| "payment declined".to_owned()),
         },
     };
     ProviderPayment { provider_ref: intent.id, status }
@@ -161,13 +156,8 @@ impl PaymentProvider for HttpProvider {
     }
 
     async fn retrieve_payment(&self, provider_ref: &str) -> Result<ProviderPayment, ProviderError> {
-        let response = self
-            .client
-            .get(self.url(&format!("/v1/payment_intents/{provider_ref}")))
-            .bearer_auth(&self.api_key)
-            .send()
-            .await
-            .map_err(transport)?;
+        let response =
+            self.client.get(self.url(&format!("/v1/payment_intents/{provider_ref}"))).bearer_auth(&self.api_key).send().await.map_err(transport)?;
         intent_of(response).await
     }
 

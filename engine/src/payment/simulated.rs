@@ -138,9 +138,7 @@ impl PaymentProvider for SimulatedProvider {
     }
 
     async fn retrieve_payment(&self, provider_ref: &str) -> Result<ProviderPayment, ProviderError> {
-        self.read(None, Some(provider_ref))
-            .await?
-            .ok_or_else(|| ProviderError::Rejected(format!("no such payment {provider_ref}")))
+        self.read(None, Some(provider_ref)).await?.ok_or_else(|| ProviderError::Rejected(format!("no such payment {provider_ref}")))
     }
 
     async fn cancel_payment(&self, provider_ref: &str) -> Result<ProviderPayment, ProviderError> {

@@ -54,7 +54,15 @@ fn mac(secret: &[u8], body: &str) -> HmacSha256 {
 }
 
 pub(crate) fn sign(secret: &[u8], c: &AdmissionClaims) -> String {
-    let body = format!("{}.{}.{}.{}.{}.{}", c.event_id.as_uuid().simple(), c.phase.as_str(), c.user_id.as_uuid().simple(), c.admission_id.simple(), c.expires_at, c.binding);
+    let body = format!(
+        "{}.{}.{}.{}.{}.{}",
+        c.event_id.as_uuid().simple(),
+        c.phase.as_str(),
+        c.user_id.as_uuid().simple(),
+        c.admission_id.simple(),
+        c.expires_at,
+        c.binding
+    );
     let tag = hex::encode(mac(secret, &body).finalize().into_bytes());
     format!("{body}.{tag}")
 }
@@ -137,7 +145,14 @@ mod tests {
     use super::*;
 
     fn claims() -> AdmissionClaims {
-        AdmissionClaims { event_id: EventId::from(Uuid::new_v4()), phase: SalePhase::Presale, user_id: UserId::from(Uuid::new_v4()), admission_id: Uuid::new_v4(), expires_at: 1_000, binding: "b1".into() }
+        AdmissionClaims {
+            event_id: EventId::from(Uuid::new_v4()),
+            phase: SalePhase::Presale,
+            user_id: UserId::from(Uuid::new_v4()),
+            admission_id: Uuid::new_v4(),
+            expires_at: 1_000,
+            binding: "b1".into(),
+        }
     }
 
     #[test]

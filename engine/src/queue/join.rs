@@ -38,7 +38,9 @@ impl Batch for Joins {
     async fn call(connection: &mut PgConnection, (event_id, phase): (EventId, SalePhase), users: &[UserId]) -> Result<Vec<Result<Entry>>> {
         match join_batch(connection, event_id, phase, users).await {
             // A fan may be in a batch twice (two tabs): both get the entry.
-            Ok(entries) => Ok(users.iter().map(|u| entries.get(u).cloned().ok_or_else(|| EngineError::Internal("a join went unanswered".into()))).collect()),
+            Ok(entries) => {
+                Ok(users.iter().map(|u| entries.get(u).cloned().ok_or_else(|| EngineError::Internal("a join went unanswered".into()))).collect())
+            }
             Err(EngineError::NotFound) => Ok(users.iter().map(|_| Err(EngineError::NotFound)).collect()),
             Err(EngineError::WaitingRoomOff) => Ok(users.iter().map(|_| Err(EngineError::WaitingRoomOff)).collect()),
             Err(e) => Err(e),

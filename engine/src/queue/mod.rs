@@ -33,8 +33,8 @@ use chrono::{DateTime, Utc};
 use frontrow_model::{EventId, PresaleQueueStats, QueueCounts, QueueSettings, QueueState, QueueStats, QueueView, SalePhase, UserId};
 use uuid::Uuid;
 
-use crate::queue::admission::AdmissionClaims;
 use crate::error::{EngineError, Result};
+use crate::queue::admission::AdmissionClaims;
 use crate::venue::live::SeatsLeft;
 use crate::Engine;
 
@@ -183,7 +183,14 @@ impl Engine {
         )
         .fetch_one(pool)
         .await?;
-        let claims = AdmissionClaims { event_id, phase: entry.phase, user_id: fan, admission_id, expires_at: expires_at.timestamp(), binding: binding.to_owned() };
+        let claims = AdmissionClaims {
+            event_id,
+            phase: entry.phase,
+            user_id: fan,
+            admission_id,
+            expires_at: expires_at.timestamp(),
+            binding: binding.to_owned(),
+        };
         Ok(QueueView {
             queue_token: queue_token.to_owned(),
             phase: entry.phase,
@@ -199,9 +206,7 @@ impl Engine {
     /// Events whose waiting room is on and whose show has not started.
     pub async fn waiting_room_events(&self) -> Result<Vec<EventId>> {
         let pool = self.pool();
-        let ids = sqlx::query_scalar!("SELECT event_id FROM events WHERE waiting_room_enabled AND starts_at > now()")
-            .fetch_all(pool)
-            .await?;
+        let ids = sqlx::query_scalar!("SELECT event_id FROM events WHERE waiting_room_enabled AND starts_at > now()").fetch_all(pool).await?;
         Ok(ids.into_iter().map(EventId::from).collect())
     }
 
@@ -229,7 +234,13 @@ impl Engine {
         .await?;
         let Some(r) = round else { return Ok(None) };
         metrics::counter!("frontrow_queue_admitted_total", "phase" => phase.as_str()).increment(r.admitted as u64);
-        Ok(Some(TickOutcome { remaining: r.remaining, active: r.active, target: r.target, admitted: r.admitted, admitted_through: r.admitted_through }))
+        Ok(Some(TickOutcome {
+            remaining: r.remaining,
+            active: r.active,
+            target: r.target,
+            admitted: r.admitted,
+            admitted_through: r.admitted_through,
+        }))
     }
 
     /// Staff figures of an event's waiting room.

@@ -11,8 +11,8 @@
 use frontrow_model::{EventId, SeatId, SeatStatus, UserId};
 use rand::Rng;
 
-use crate::sale::presale::Access;
 use crate::error::{EngineError, Result};
+use crate::sale::presale::Access;
 use crate::venue::live::BoardSnapshot;
 use crate::Engine;
 
@@ -80,11 +80,8 @@ pub fn placements<'a>(rows: &[Vec<RowSeat<'a>>], count: usize, limit: usize) -> 
         for (start, end) in free_runs(row, count) {
             for first in start..=end - count {
                 let (left, right) = (first - start, end - (first + count));
-                let score = Score {
-                    stranded: u8::from(left == 1) + u8::from(right == 1),
-                    row_rank,
-                    off_centre: (first * 2 + count).abs_diff(row.len()),
-                };
+                let score =
+                    Score { stranded: u8::from(left == 1) + u8::from(right == 1), row_rank, off_centre: (first * 2 + count).abs_diff(row.len()) };
                 found.push((score, row_rank, first));
             }
         }
@@ -180,7 +177,14 @@ impl Engine {
     /// fresh look; at an on-sale many fans look at once and all see the same
     /// best seats, so each retry chooses at random among a widening set of the
     /// next-best placements instead of stampeding the same ones again.
-    pub async fn hold_best(&self, fan: UserId, event_id: EventId, count: usize, tier: &str, access: impl Into<Access<'_>>) -> Result<frontrow_model::Hold> {
+    pub async fn hold_best(
+        &self,
+        fan: UserId,
+        event_id: EventId,
+        count: usize,
+        tier: &str,
+        access: impl Into<Access<'_>>,
+    ) -> Result<frontrow_model::Hold> {
         let access = access.into();
         if count == 0 || count > frontrow_model::MAX_SEATS_PER_REQUEST {
             return Err(EngineError::invalid(format!("count must be 1 to {}", frontrow_model::MAX_SEATS_PER_REQUEST)));
@@ -214,7 +218,8 @@ impl Engine {
                 return Err(EngineError::NoSeatsTogether { count, tier: tier.to_owned() });
             }
             let choice = if attempt == 1 { 0 } else { rand::thread_rng().gen_range(0..options.len().min(attempt * 3)) };
-            let seat_ids: Vec<SeatId> = options.swap_remove(choice).into_iter().map(|id| SeatId::parse(id.to_owned())).collect::<std::result::Result<_, _>>()?;
+            let seat_ids: Vec<SeatId> =
+                options.swap_remove(choice).into_iter().map(|id| SeatId::parse(id.to_owned())).collect::<std::result::Result<_, _>>()?;
             match self.hold_seats(fan, event_id, &seat_ids, access, None).await {
                 Err(EngineError::SeatsUnavailable { .. }) if attempt < MAX_ATTEMPTS => continue,
                 other => return other.map(|held| held.hold),

@@ -43,7 +43,11 @@ pub(crate) trait Batch: Send + Sync + 'static {
     /// is the statement's (nothing was done: the requests may be tried
     /// again, one by one); an inner one is that request's answer alone, given
     /// as it is, since the rest of the statement may have committed.
-    fn call(connection: &mut PgConnection, key: Self::Key, requests: &[Self::Request]) -> impl Future<Output = Result<Vec<Result<Self::Outcome>>>> + Send;
+    fn call(
+        connection: &mut PgConnection,
+        key: Self::Key,
+        requests: &[Self::Request],
+    ) -> impl Future<Output = Result<Vec<Result<Self::Outcome>>>> + Send;
 }
 
 /// A batch function's rows, each naming its request's index and carrying
@@ -56,10 +60,7 @@ pub(crate) fn in_request_order<O>(count: usize, rows: impl IntoIterator<Item = (
             *slot = Some(answer);
         }
     }
-    answers
-        .into_iter()
-        .map(|a| a.unwrap_or_else(|| Err(EngineError::Internal(format!("{function} left a request unanswered")))))
-        .collect()
+    answers.into_iter().map(|a| a.unwrap_or_else(|| Err(EngineError::Internal(format!("{function} left a request unanswered"))))).collect()
 }
 
 /// Requests asked for and database calls made: their ratio is the batching.
@@ -125,10 +126,7 @@ impl<B: Batch> GroupCommit<B> {
         self.waiting.fetch_add(1, Ordering::Relaxed);
         let _waiting = Waiting(self.waiting.clone());
         let (reply, answer) = oneshot::channel();
-        self.requests
-            .send(Pending { key, request, reply })
-            .await
-            .map_err(|_| EngineError::Internal("a batching task has stopped".into()))?;
+        self.requests.send(Pending { key, request, reply }).await.map_err(|_| EngineError::Internal("a batching task has stopped".into()))?;
         answer.await.map_err(|_| EngineError::Internal("a batching task dropped a request".into()))?
     }
 }

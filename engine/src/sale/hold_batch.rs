@@ -42,12 +42,18 @@ pub(crate) struct HoldRequest {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum HoldOutcome {
     /// Held: these seats (the ones named, or the places found).
-    Held { seats: Vec<String>, expires_at: DateTime<Utc>, total_cents: i64 },
+    Held {
+        seats: Vec<String>,
+        expires_at: DateTime<Utc>,
+        total_cents: i64,
+    },
     /// The same request came before and its hold lives (by its key, or
     /// without one, a live hold of this fan on exactly these seats).
     Earlier(Hold),
     /// Not every seat was free: these were.
-    Conflict { free: Vec<String> },
+    Conflict {
+        free: Vec<String>,
+    },
     /// Seat ids this event does not have.
     Unknown(Vec<String>),
     TooMany,
@@ -108,9 +114,15 @@ async fn call(connection: &mut PgConnection, event_id: EventId, requests: &[Hold
         let outcome = match (row.outcome.as_str(), row.lease_ends_at, row.hold_total_cents) {
             ("held", Some(expires_at), Some(total_cents)) => Ok(HoldOutcome::Held { seats, expires_at, total_cents }),
             ("earlier", Some(expires_at), Some(total_cents)) => match (row.hold_id, row.hold_token) {
-                (Some(hold_id), Some(hold_token)) => {
-                    Ok(HoldOutcome::Earlier(Hold { hold_id: hold_id.into(), hold_token, event_id, seat_ids: seats, expires_at, total_cents, tiers: Vec::new() }))
-                }
+                (Some(hold_id), Some(hold_token)) => Ok(HoldOutcome::Earlier(Hold {
+                    hold_id: hold_id.into(),
+                    hold_token,
+                    event_id,
+                    seat_ids: seats,
+                    expires_at,
+                    total_cents,
+                    tiers: Vec::new(),
+                })),
                 _ => Err(EngineError::Internal("hold_batch answered an earlier hold without its id".into())),
             },
             ("conflict", ..) => Ok(HoldOutcome::Conflict { free: seats }),

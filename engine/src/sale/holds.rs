@@ -13,14 +13,14 @@ use chrono::{DateTime, Utc};
 use frontrow_model::{seat_list, EventId, Hold, HoldId, HoldState, HoldStatus, HoldToken, IdempotencyKey, SeatId, StandingPlaces, UserId};
 use uuid::Uuid;
 
-use crate::venue::catalogue::EventRules;
 use crate::error::{EngineError, Result};
 use crate::sale::hold_batch::{HoldBatcher, HoldOutcome, HoldRequest};
 use crate::sale::presale::Access;
 use crate::sale::release_batch::ReleaseBatcher;
-use crate::sale::seats::ReleaseRequest;
 use crate::sale::seats;
+use crate::sale::seats::ReleaseRequest;
 use crate::tokens::{hold_token, sha256_hex, token_tag};
+use crate::venue::catalogue::EventRules;
 use crate::Engine;
 
 /// A hold asked for, and whether it is a new one or one the fan already had.
@@ -201,7 +201,9 @@ impl Engine {
             // The contract answers a fan's unknown seat ids 422.
             HoldOutcome::Unknown(unknown) => Err(EngineError::InvalidInput(format!("unknown seat ids: {}", unknown.join(", ")))),
             HoldOutcome::Conflict { free } => Err(match &area {
-                None => EngineError::SeatsUnavailable { conflict_seats: ids.iter().filter(|id| !free.contains(id)).cloned().collect(), suggestion: None },
+                None => {
+                    EngineError::SeatsUnavailable { conflict_seats: ids.iter().filter(|id| !free.contains(id)).cloned().collect(), suggestion: None }
+                }
                 Some(section) => EngineError::NotEnoughPlaces { section: section.clone(), available: live.free_places(section).unwrap_or(0) },
             }),
         }

@@ -89,7 +89,13 @@ impl Engine {
     /// Checks a presale code a fan entered for `event_id`. A wrong one is
     /// counted against the fan and their address; while either's back-off
     /// runs, tries are refused (429) unread.
-    pub async fn enter_presale_code(&self, event_id: EventId, fan: UserId, code: &str, address: Option<IpAddr>) -> Result<(PresaleAccess, PresalePass)> {
+    pub async fn enter_presale_code(
+        &self,
+        event_id: EventId,
+        fan: UserId,
+        code: &str,
+        address: Option<IpAddr>,
+    ) -> Result<(PresaleAccess, PresalePass)> {
         let fan_key = format!("presale-fan:{fan}");
         let address_key = address.map(|a| format!("presale-address:{a}"));
         if let Some(key) = &address_key {
@@ -134,7 +140,16 @@ impl Engine {
         .fetch_optional(self.pool())
         .await?;
         Ok(row.map(|r| {
-            let pass = PresalePass { event_id, label: r.label, starts_at: r.starts_at, ends_at: r.ends_at, tiers: r.tiers, sections: r.sections, max_uses: r.max_uses, limit_unit: r.limit_unit };
+            let pass = PresalePass {
+                event_id,
+                label: r.label,
+                starts_at: r.starts_at,
+                ends_at: r.ends_at,
+                tiers: r.tiers,
+                sections: r.sections,
+                max_uses: r.max_uses,
+                limit_unit: r.limit_unit,
+            };
             (PresaleAccess::remembered(event_id, r.code_id), pass, r.open)
         }))
     }

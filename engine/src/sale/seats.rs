@@ -354,7 +354,13 @@ pub(crate) enum Unsold {
 
 /// sold (to `booking_id`) → available: its ticket was refunded, or the
 /// event cancelled. Returns the seats freed.
-pub(crate) async fn free_sold(conn: &mut PgConnection, booking_id: BookingId, seat_ids: &[String], actor: Option<UserId>, why: Unsold) -> Result<Vec<String>> {
+pub(crate) async fn free_sold(
+    conn: &mut PgConnection,
+    booking_id: BookingId,
+    seat_ids: &[String],
+    actor: Option<UserId>,
+    why: Unsold,
+) -> Result<Vec<String>> {
     Ok(sqlx::query_scalar!(
         r#"WITH freed AS (
                UPDATE seats
@@ -397,8 +403,7 @@ pub(crate) async fn in_payment_by_hold(conn: &mut PgConnection, hold_id: HoldId)
 
 /// Events with lapsed holds the reaper should visit.
 pub(crate) async fn events_with_lapsed_holds(conn: &mut PgConnection) -> Result<Vec<EventId>> {
-    let ids = sqlx::query_scalar!("SELECT DISTINCT event_id FROM seats WHERE state = 'held' AND lease_lapsed(hold_expires_at)")
-        .fetch_all(conn)
-        .await?;
+    let ids =
+        sqlx::query_scalar!("SELECT DISTINCT event_id FROM seats WHERE state = 'held' AND lease_lapsed(hold_expires_at)").fetch_all(conn).await?;
     Ok(ids.into_iter().map(EventId::from).collect())
 }

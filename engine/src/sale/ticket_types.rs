@@ -41,7 +41,8 @@ pub fn choose(types: &[TicketType], tier_of: impl Fn(&str) -> Option<String>, se
         let tier = tier_of(seat).ok_or_else(|| EngineError::Internal(format!("seat {seat} of a hold is not on the event's map")))?;
         let name = match asked.get(seat) {
             Some(name) => {
-                let kind = types.iter().find(|t| t.name == *name).ok_or_else(|| EngineError::invalid(format!("this event has no ticket type {name:?}")))?;
+                let kind =
+                    types.iter().find(|t| t.name == *name).ok_or_else(|| EngineError::invalid(format!("this event has no ticket type {name:?}")))?;
                 if kind.price_in(&tier).is_none() {
                     return Err(EngineError::invalid(format!("{name} tickets are not sold in tier {tier} (seat {seat})")));
                 }

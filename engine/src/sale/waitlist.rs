@@ -16,9 +16,7 @@
 use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
-use frontrow_model::{
-    pick_together, EventId, HoldId, JoinWaitlist, User, UserId, WaitlistEntry, WaitlistEntryId, WaitlistOffer, WaitlistState,
-};
+use frontrow_model::{pick_together, EventId, HoldId, JoinWaitlist, User, UserId, WaitlistEntry, WaitlistEntryId, WaitlistOffer, WaitlistState};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
@@ -79,7 +77,8 @@ pub(crate) async fn lock_free_seats(conn: &mut PgConnection, event_id: EventId, 
 /// `quantity` seats of `tier` among `free` (layout order), side by side
 /// where they can be (see [`pick_together`]); none: too few.
 pub(crate) fn choose(free: &[FreeSeat], tier: &str, quantity: i32) -> Option<Vec<String>> {
-    let of_tier: Vec<(String, String, i32)> = free.iter().filter(|s| s.tier == tier).map(|s| (s.seat_id.clone(), s.row_key.clone(), s.number)).collect();
+    let of_tier: Vec<(String, String, i32)> =
+        free.iter().filter(|s| s.tier == tier).map(|s| (s.seat_id.clone(), s.row_key.clone(), s.number)).collect();
     Some(pick_together(&of_tier, usize::try_from(quantity).ok()?)?.into_iter().map(str::to_owned).collect())
 }
 

@@ -7,9 +7,9 @@ use chrono::{DateTime, Utc};
 use frontrow_model::{Layout, LayoutId, NewLayout, NewSection, User};
 use uuid::Uuid;
 
-use crate::venue::catalogue::{check_text, validate_sections, MAX_TEXT_LEN};
 use crate::changelog;
 use crate::error::{EngineError, Result};
+use crate::venue::catalogue::{check_text, validate_sections, MAX_TEXT_LEN};
 use crate::Engine;
 
 /// The tiers a plan's rows and standing areas name, in the order they

@@ -159,10 +159,7 @@ mod tests {
             ("A", "2", seat("A-2-1", 1, SeatKind::Standard)),
             ("FLOOR", "GA", seat("FLOOR-GA-1", 1, SeatKind::Standing)),
         ];
-        let shapes = HashMap::from([(
-            "FLOOR".to_owned(),
-            SectionShape { kind: SectionKind::Standing, placement: None, area: Some((100.0, 50.0)) },
-        )]);
+        let shapes = HashMap::from([("FLOOR".to_owned(), SectionShape { kind: SectionKind::Standing, placement: None, area: Some((100.0, 50.0)) })]);
         let layout = EventLayout::from_seats(listed, &shapes, None);
         assert_eq!(layout.sections.len(), 2);
         assert_eq!(layout.sections[0].seats, 0..3);

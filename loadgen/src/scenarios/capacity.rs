@@ -25,7 +25,9 @@ pub async fn capacity(ctx: &Ctx, args: CapacityArgs) -> Result<Report> {
     let api = &ctx.api;
     let event_id = match args.what.as_str() {
         "healthz" => String::new(),
-        "seats" | "page" | "fan-page" | "holds" | "cycles" | "purchases" => create_event(api, &ctx.staff, &event_body(&format!("Capacity {}", rand::random::<u32>()), args.seats, 600, 50, false)).await?,
+        "seats" | "page" | "fan-page" | "holds" | "cycles" | "purchases" => {
+            create_event(api, &ctx.staff, &event_body(&format!("Capacity {}", rand::random::<u32>()), args.seats, 600, 50, false)).await?
+        }
         "joins" => create_event(api, &ctx.staff, &event_body(&format!("Joins {}", rand::random::<u32>()), 100, 600, 4, true)).await?,
         other => bail!("unknown --what {other}: healthz, seats, page, fan-page, holds, cycles, purchases or joins"),
     };
@@ -46,11 +48,15 @@ pub async fn capacity(ctx: &Ctx, args: CapacityArgs) -> Result<Report> {
                 let t = Instant::now();
                 let ok = match what.as_str() {
                     "healthz" => timed(&rec, "GET /healthz", t, api.get("/healthz", None)).await.is_some_and(|r| r.status == 200),
-                    "seats" => timed(&rec, "GET seat map JSON", t, api.read(&format!("/api/v1/events/{ev}/seats"), None)).await.is_some_and(|r| r.status == 200),
+                    "seats" => timed(&rec, "GET seat map JSON", t, api.read(&format!("/api/v1/events/{ev}/seats"), None))
+                        .await
+                        .is_some_and(|r| r.status == 200),
                     "page" => timed(&rec, "GET seat-map page", t, api.page(&format!("/events/{ev}"), None)).await.is_some_and(|r| r.status == 200),
                     "fan-page" => {
                         let fan = &fans[next.fetch_add(1, Ordering::Relaxed) % fans.len()];
-                        timed(&rec, "GET seat-map page, signed in", t, api.page(&format!("/events/{ev}"), Some(&fan.session))).await.is_some_and(|r| r.status == 200)
+                        timed(&rec, "GET seat-map page, signed in", t, api.page(&format!("/events/{ev}"), Some(&fan.session)))
+                            .await
+                            .is_some_and(|r| r.status == 200)
                     }
                     "holds" => {
                         // Seats in order, so holds never conflict: the bare rate.
@@ -60,14 +66,27 @@ pub async fn capacity(ctx: &Ctx, args: CapacityArgs) -> Result<Report> {
                         }
                         let fan = &fans[(n * 31 + w) % fans.len()];
                         let seat = seat_id(n / PER_ROW + 1, n % PER_ROW + 1);
-                        timed(&rec, "hold one seat", t, api.post(&format!("/api/v1/events/{ev}/holds"), Some(&fan.session), &[], &json!({ "seat_ids": [seat] }))).await.is_some_and(|r| r.status == 201)
+                        timed(
+                            &rec,
+                            "hold one seat",
+                            t,
+                            api.post(&format!("/api/v1/events/{ev}/holds"), Some(&fan.session), &[], &json!({ "seat_ids": [seat] })),
+                        )
+                        .await
+                        .is_some_and(|r| r.status == 201)
                     }
                     "cycles" => {
                         // Each caller its own fan and seat: no conflicts, no
                         // per-fan limit; a cycle counts once both writes are done.
                         let fan = &fans[w % fans.len()];
                         let seat = seat_id(w / PER_ROW + 1, w % PER_ROW + 1);
-                        let held = timed(&rec, "hold one seat", t, api.post(&format!("/api/v1/events/{ev}/holds"), Some(&fan.session), &[], &json!({ "seat_ids": [seat] }))).await;
+                        let held = timed(
+                            &rec,
+                            "hold one seat",
+                            t,
+                            api.post(&format!("/api/v1/events/{ev}/holds"), Some(&fan.session), &[], &json!({ "seat_ids": [seat] })),
+                        )
+                        .await;
                         match held.as_ref().filter(|r| r.status == 201).and_then(|r| r.str("hold_id").zip(r.str("hold_token"))) {
                             Some((id, token)) => {
                                 let (path, token_header) = (format!("/api/v1/holds/{id}"), [("x-hold-token", token)]);
@@ -88,7 +107,13 @@ pub async fn capacity(ctx: &Ctx, args: CapacityArgs) -> Result<Report> {
                         }
                         let fan = &fans[(n * 31 + w) % fans.len()];
                         let seat = seat_id(n / PER_ROW + 1, n % PER_ROW + 1);
-                        let held = timed(&rec, "hold one seat", t, api.post(&format!("/api/v1/events/{ev}/holds"), Some(&fan.session), &[], &json!({ "seat_ids": [seat] }))).await;
+                        let held = timed(
+                            &rec,
+                            "hold one seat",
+                            t,
+                            api.post(&format!("/api/v1/events/{ev}/holds"), Some(&fan.session), &[], &json!({ "seat_ids": [seat] })),
+                        )
+                        .await;
                         match held.as_ref().filter(|r| r.status == 201).and_then(|r| r.str("hold_id").zip(r.str("hold_token"))) {
                             Some((id, token)) => {
                                 let key = format!("capacity-{ev}-{n}");
@@ -104,7 +129,9 @@ pub async fn capacity(ctx: &Ctx, args: CapacityArgs) -> Result<Report> {
                     _ => {
                         let n = next.fetch_add(1, Ordering::Relaxed);
                         let Some(fan) = fans.get(n) else { break };
-                        timed(&rec, "queue join", t, api.post(&format!("/api/v1/events/{ev}/queue"), Some(&fan.session), &[], &json!({}))).await.is_some_and(|r| r.status == 201)
+                        timed(&rec, "queue join", t, api.post(&format!("/api/v1/events/{ev}/queue"), Some(&fan.session), &[], &json!({})))
+                            .await
+                            .is_some_and(|r| r.status == 201)
                     }
                 };
                 rec.count(if ok { "ok" } else { "failed" });
@@ -127,7 +154,14 @@ pub async fn capacity(ctx: &Ctx, args: CapacityArgs) -> Result<Report> {
         "ok_per_second": per_second, "p99_ms": p99, "phase": phase, "passed": true });
     let md = format!(
         "capacity {}: {} ok ({} failed) in {:.1} s with {} concurrent callers = **{:.0}/s**, p99 {:.1} ms, server CPU {:.3} ms/request\n",
-        args.what, ok, rec.counter("failed"), elapsed.as_secs_f64(), args.concurrency, per_second, p99, phase.server_cpu_ms_per_request
+        args.what,
+        ok,
+        rec.counter("failed"),
+        elapsed.as_secs_f64(),
+        args.concurrency,
+        per_second,
+        p99,
+        phase.server_cpu_ms_per_request
     );
     Ok(Report { json, markdown: md, passed: true })
 }

@@ -19,7 +19,9 @@ pub struct HotSeatArgs {
 pub async fn hot_seat(ctx: &Ctx, args: HotSeatArgs) -> Result<Report> {
     need_fans(ctx, 50)?;
     let api = &ctx.api;
-    let event_id = create_event(api, &ctx.staff, &event_body(&format!("Hot seat {}", rand::random::<u32>()), args.seats.max(PER_ROW * 2), 600, 50, false)).await?;
+    let event_id =
+        create_event(api, &ctx.staff, &event_body(&format!("Hot seat {}", rand::random::<u32>()), args.seats.max(PER_ROW * 2), 600, 50, false))
+            .await?;
     let rows = args.seats.max(PER_ROW * 2) / PER_ROW;
     let hot = seat_id(1, PER_ROW / 2);
     let mut phases = Vec::new();
@@ -40,7 +42,9 @@ pub async fn hot_seat(ctx: &Ctx, args: HotSeatArgs) -> Result<Report> {
             async move {
                 let path = format!("/api/v1/events/{ev}/holds");
                 if rand::thread_rng().gen_bool(share) {
-                    if let Some(r) = timed(&rec, "hot seat attempt", intended, api.post(&path, Some(&fan.session), &[], &json!({ "seat_ids": [hot] }))).await {
+                    if let Some(r) =
+                        timed(&rec, "hot seat attempt", intended, api.post(&path, Some(&fan.session), &[], &json!({ "seat_ids": [hot] }))).await
+                    {
                         match r.status {
                             201 => {
                                 winners.fetch_add(1, Ordering::Relaxed);
@@ -52,7 +56,9 @@ pub async fn hot_seat(ctx: &Ctx, args: HotSeatArgs) -> Result<Report> {
                 } else {
                     let n = rand::thread_rng().gen_range(1..=2);
                     let seats = random_block(rows, PER_ROW, n);
-                    if let Some(r) = timed(&rec, "other holds", intended, api.post(&path, Some(&fan.session), &[], &json!({ "seat_ids": seats }))).await {
+                    if let Some(r) =
+                        timed(&rec, "other holds", intended, api.post(&path, Some(&fan.session), &[], &json!({ "seat_ids": seats }))).await
+                    {
                         if r.status == 201 {
                             release(&api, &rec, &fan, &r).await;
                         }
@@ -70,7 +76,9 @@ pub async fn hot_seat(ctx: &Ctx, args: HotSeatArgs) -> Result<Report> {
     let a = audit(ctx, &event_id).await;
     let won = winners.load(Ordering::Relaxed);
     let hot_status = ctx.api.get(&format!("/api/v1/events/{event_id}/seats"), None).await.ok().and_then(|r| {
-        r.body["seats"].as_array().and_then(|s| s.iter().find(|x| x["seat_id"].as_str() == Some(hot.as_str())).and_then(|x| x["status"].as_str().map(str::to_owned)))
+        r.body["seats"]
+            .as_array()
+            .and_then(|s| s.iter().find(|x| x["seat_id"].as_str() == Some(hot.as_str())).and_then(|x| x["status"].as_str().map(str::to_owned)))
     });
     let conflict = phases[1].op("hot seat conflict (409)").cloned();
     let (before, during) = (phases[0].op("other holds").cloned(), phases[1].op("other holds").cloned());

@@ -73,7 +73,9 @@ where
 
 pub(crate) fn progress(len: u64, what: &str) -> ProgressBar {
     let bar = ProgressBar::with_draw_target(Some(len), indicatif::ProgressDrawTarget::stderr());
-    bar.set_style(ProgressStyle::with_template("{prefix} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()));
+    bar.set_style(
+        ProgressStyle::with_template("{prefix} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
     bar.set_prefix(what.to_owned());
     bar
 }
@@ -123,7 +125,9 @@ pub(crate) async fn audit(ctx: &Ctx, event_id: &str) -> Value {
 }
 
 pub(crate) fn audit_ok(a: &Value) -> bool {
-    a["oversold_seats"].as_i64() == Some(0) && a["sold_mismatched"].as_i64().unwrap_or(0) == 0 && a["held_without_live_hold"].as_i64().unwrap_or(0) == 0
+    a["oversold_seats"].as_i64() == Some(0)
+        && a["sold_mismatched"].as_i64().unwrap_or(0) == 0
+        && a["held_without_live_hold"].as_i64().unwrap_or(0) == 0
 }
 
 pub(crate) fn audit_md(a: &Value) -> String {

@@ -45,10 +45,12 @@ pub async fn restart(ctx: &Ctx, args: RestartArgs) -> Result<Report> {
     };
     let bar = progress((args.rate * args.secs) as u64, "db restart");
     {
-        let (api, ev, rec, fans, bar, acked, timeline, board) = (api.clone(), event_id.clone(), rec.clone(), ctx.fans.clone(), bar.clone(), acked.clone(), timeline.clone(), board.clone());
+        let (api, ev, rec, fans, bar, acked, timeline, board) =
+            (api.clone(), event_id.clone(), rec.clone(), ctx.fans.clone(), bar.clone(), acked.clone(), timeline.clone(), board.clone());
         open_arrivals(args.rate, None, Some(started + Duration::from_secs_f64(args.secs)), move |i, intended| {
             let idx = i as usize % fans.len();
-            let (api, ev, rec, fan, bar, acked, timeline, board) = (api.clone(), ev.clone(), rec.clone(), fans[idx].clone(), bar.clone(), acked.clone(), timeline.clone(), board.clone());
+            let (api, ev, rec, fan, bar, acked, timeline, board) =
+                (api.clone(), ev.clone(), rec.clone(), fans[idx].clone(), bar.clone(), acked.clone(), timeline.clone(), board.clone());
             async move {
                 let mut picked = Vec::new();
                 {
@@ -59,7 +61,13 @@ pub async fn restart(ctx: &Ctx, args: RestartArgs) -> Result<Report> {
                         }
                     }
                 }
-                let hold = timed(&rec, "hold", intended, api.post(&format!("/api/v1/events/{ev}/holds"), Some(&fan.session), &[], &json!({ "seat_ids": picked }))).await;
+                let hold = timed(
+                    &rec,
+                    "hold",
+                    intended,
+                    api.post(&format!("/api/v1/events/{ev}/holds"), Some(&fan.session), &[], &json!({ "seat_ids": picked })),
+                )
+                .await;
                 let ok = hold.as_ref().is_some_and(|h| h.status == 201);
                 timeline.lock().unwrap_or_else(|p| p.into_inner()).push((intended.saturating_duration_since(started).as_secs_f64(), ok));
                 if let Some(h) = hold.filter(|h| h.status == 201) {
@@ -70,7 +78,10 @@ pub async fn restart(ctx: &Ctx, args: RestartArgs) -> Result<Report> {
                     // with the same key, as the fan's page would.
                     for attempt in 0..5 {
                         let t = Instant::now();
-                        let Some(r) = timed(&rec, "checkout", t, api.post(&path, Some(&fan.session), &[("idempotency-key", &key)], &body)).await else { break };
+                        let Some(r) = timed(&rec, "checkout", t, api.post(&path, Some(&fan.session), &[("idempotency-key", &key)], &body)).await
+                        else {
+                            break;
+                        };
                         match r.status {
                             201 => {
                                 if let Some(b) = r.str("booking_id") {

@@ -49,7 +49,14 @@ pub async fn storm(ctx: &Ctx, args: StormArgs) -> Result<Report> {
                 let (api, ev, rec, fan, bar) = (api.clone(), ev.clone(), rec.clone(), fans[(i as usize * 7 + 3) % fans.len()].clone(), bar.clone());
                 async move {
                     let seats = random_block(rows, PER_ROW, rand::thread_rng().gen_range(1..=2));
-                    if let Some(r) = timed(&rec, "hold", intended, api.post(&format!("/api/v1/events/{ev}/holds"), Some(&fan.session), &[], &json!({ "seat_ids": seats }))).await {
+                    if let Some(r) = timed(
+                        &rec,
+                        "hold",
+                        intended,
+                        api.post(&format!("/api/v1/events/{ev}/holds"), Some(&fan.session), &[], &json!({ "seat_ids": seats })),
+                    )
+                    .await
+                    {
                         if r.status == 201 {
                             release(&api, &rec, &fan, &r).await;
                         }

@@ -6,17 +6,17 @@ use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use frontrow_model::{
+    AuditReport, BlockRequest, Blocked, Booking, BookingMail, CheckinRequest, CheckinResult, CounterSaleRequest, CreatedEvent, Event, EventChanges,
+    EventStats, Layout, NewEvent, NewLayout, NewStaffUser, PaymentAttention, ReasonBody, RefundRequest, RefundResult, Released, StaffAccount,
+    StaffBookingLine, StaffEventLine, UnblockRequest, User, UserChanges,
+};
 use frontrow_model::{BookingId, EventId, HoldId, LayoutId, LogEntry, LogFilter, PaymentId, UserId};
 use frontrow_model::{PaymentInfo, SalesBy};
-use frontrow_model::{
-    AuditReport, Blocked, BlockRequest, Booking, BookingMail, CheckinRequest, CheckinResult, CounterSaleRequest, CreatedEvent, Event, EventChanges,
-    EventStats, Layout, NewEvent, NewLayout, NewStaffUser, PaymentAttention, ReasonBody, RefundRequest, RefundResult, Released,
-    StaffAccount, StaffBookingLine, StaffEventLine, UnblockRequest, User, UserChanges,
-};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use super::error::{AppError, ApiResult};
+use super::error::{ApiResult, AppError};
 use super::extract::{AdminUser, ApiJson, ApiQuery, IdPath, KeyHeader, StaffUser};
 use crate::state::AppState;
 
@@ -166,7 +166,11 @@ pub async fn audit_event(State(state): State<AppState>, StaffUser(_): StaffUser,
 
 #[utoipa::path(get, path = "/api/v1/admin/events/{event_id}/stats", params(("event_id" = Uuid, Path)), security(("session" = [])),
     responses((status = 200, body = EventStats)))]
-pub async fn event_stats(State(state): State<AppState>, StaffUser(staff): StaffUser, IdPath(event_id): IdPath<EventId>) -> ApiResult<Json<EventStats>> {
+pub async fn event_stats(
+    State(state): State<AppState>,
+    StaffUser(staff): StaffUser,
+    IdPath(event_id): IdPath<EventId>,
+) -> ApiResult<Json<EventStats>> {
     Ok(Json(state.engine.event_stats(&staff, event_id).await?))
 }
 
@@ -225,7 +229,11 @@ pub async fn counter_sale(
 
 #[utoipa::path(get, path = "/api/v1/admin/bookings", params(BookingQuery), security(("session" = [])),
     responses((status = 200, body = BookingSearch)))]
-pub async fn find_bookings(State(state): State<AppState>, StaffUser(staff): StaffUser, ApiQuery(q): ApiQuery<BookingQuery>) -> ApiResult<Json<BookingSearch>> {
+pub async fn find_bookings(
+    State(state): State<AppState>,
+    StaffUser(staff): StaffUser,
+    ApiQuery(q): ApiQuery<BookingQuery>,
+) -> ApiResult<Json<BookingSearch>> {
     Ok(Json(BookingSearch { bookings: state.engine.find_bookings(&staff, q.event_id, q.q.as_deref()).await? }))
 }
 
@@ -244,7 +252,11 @@ pub async fn refund_booking(
 
 #[utoipa::path(post, path = "/api/v1/admin/bookings/{booking_id}/resend", params(("booking_id" = Uuid, Path)), security(("session" = [])),
     responses((status = 202, body = Resent)))]
-pub async fn resend_tickets(State(state): State<AppState>, StaffUser(staff): StaffUser, IdPath(booking_id): IdPath<BookingId>) -> ApiResult<(StatusCode, Json<Resent>)> {
+pub async fn resend_tickets(
+    State(state): State<AppState>,
+    StaffUser(staff): StaffUser,
+    IdPath(booking_id): IdPath<BookingId>,
+) -> ApiResult<(StatusCode, Json<Resent>)> {
     let site = state.settings.site_url();
     let sent_to = state.engine.resend_tickets(&staff, booking_id, &site).await?;
     Ok((StatusCode::ACCEPTED, Json(Resent { sent_to })))
@@ -254,7 +266,11 @@ pub async fn resend_tickets(State(state): State<AppState>, StaffUser(staff): Sta
 /// where each stands: queued, sent, or failed after its retries.
 #[utoipa::path(get, path = "/api/v1/admin/bookings/{booking_id}/mails", params(("booking_id" = Uuid, Path)), security(("session" = [])),
     responses((status = 200, body = BookingMails)))]
-pub async fn booking_mails(State(state): State<AppState>, StaffUser(staff): StaffUser, IdPath(booking_id): IdPath<BookingId>) -> ApiResult<Json<BookingMails>> {
+pub async fn booking_mails(
+    State(state): State<AppState>,
+    StaffUser(staff): StaffUser,
+    IdPath(booking_id): IdPath<BookingId>,
+) -> ApiResult<Json<BookingMails>> {
     Ok(Json(BookingMails { mails: state.engine.booking_mails(&staff, booking_id).await? }))
 }
 
@@ -262,13 +278,21 @@ pub async fn booking_mails(State(state): State<AppState>, StaffUser(staff): Staf
     responses((status = 200, body = CheckinResult),
               (status = 409, description = "already_checked_in (with checked_in_at), ticket_refunded or wrong_event", body = AppError),
               (status = 404, description = "unknown_ticket", body = AppError)))]
-pub async fn check_in(State(state): State<AppState>, StaffUser(staff): StaffUser, ApiJson(body): ApiJson<CheckinRequest>) -> ApiResult<Json<CheckinResult>> {
+pub async fn check_in(
+    State(state): State<AppState>,
+    StaffUser(staff): StaffUser,
+    ApiJson(body): ApiJson<CheckinRequest>,
+) -> ApiResult<Json<CheckinResult>> {
     Ok(Json(state.engine.check_in(&staff, &body.code, body.event_id).await?))
 }
 
 #[utoipa::path(get, path = "/api/v1/admin/payments", params(PaymentsQuery), security(("session" = [])),
     responses((status = 200, body = PaymentList)))]
-pub async fn payments(State(state): State<AppState>, StaffUser(staff): StaffUser, ApiQuery(q): ApiQuery<PaymentsQuery>) -> ApiResult<Json<PaymentList>> {
+pub async fn payments(
+    State(state): State<AppState>,
+    StaffUser(staff): StaffUser,
+    ApiQuery(q): ApiQuery<PaymentsQuery>,
+) -> ApiResult<Json<PaymentList>> {
     // `state` has one value; anything else was refused when parsing.
     let _ = q.state;
     Ok(Json(PaymentList { payments: state.engine.payments_needing_attention(&staff).await? }))
@@ -276,7 +300,11 @@ pub async fn payments(State(state): State<AppState>, StaffUser(staff): StaffUser
 
 #[utoipa::path(post, path = "/api/v1/admin/payments/{payment_id}/settle", params(("payment_id" = Uuid, Path)), security(("session" = [])),
     responses((status = 200, body = PaymentInfo)))]
-pub async fn settle_payment(State(state): State<AppState>, StaffUser(staff): StaffUser, IdPath(payment_id): IdPath<PaymentId>) -> ApiResult<Json<PaymentInfo>> {
+pub async fn settle_payment(
+    State(state): State<AppState>,
+    StaffUser(staff): StaffUser,
+    IdPath(payment_id): IdPath<PaymentId>,
+) -> ApiResult<Json<PaymentInfo>> {
     Ok(Json(state.engine.settle_payment(&staff, payment_id).await?))
 }
 
@@ -329,7 +357,11 @@ pub async fn list_layouts(State(state): State<AppState>, StaffUser(_): StaffUser
 
 #[utoipa::path(post, path = "/api/v1/admin/layouts", request_body = NewLayout, security(("session" = [])),
     responses((status = 201, body = Layout)))]
-pub async fn save_layout(State(state): State<AppState>, StaffUser(staff): StaffUser, ApiJson(body): ApiJson<NewLayout>) -> ApiResult<(StatusCode, Json<Layout>)> {
+pub async fn save_layout(
+    State(state): State<AppState>,
+    StaffUser(staff): StaffUser,
+    ApiJson(body): ApiJson<NewLayout>,
+) -> ApiResult<(StatusCode, Json<Layout>)> {
     Ok((StatusCode::CREATED, Json(state.engine.save_layout(&staff, &body).await?)))
 }
 
@@ -347,7 +379,11 @@ pub async fn list_users(State(state): State<AppState>, AdminUser(admin): AdminUs
 
 #[utoipa::path(post, path = "/api/v1/admin/users", request_body = NewStaffUser, security(("session" = [])),
     responses((status = 201, body = User), (status = 409, description = "email_taken", body = AppError)))]
-pub async fn create_user(State(state): State<AppState>, AdminUser(admin): AdminUser, ApiJson(body): ApiJson<NewStaffUser>) -> ApiResult<(StatusCode, Json<User>)> {
+pub async fn create_user(
+    State(state): State<AppState>,
+    AdminUser(admin): AdminUser,
+    ApiJson(body): ApiJson<NewStaffUser>,
+) -> ApiResult<(StatusCode, Json<User>)> {
     Ok((StatusCode::CREATED, Json(state.engine.create_account(&admin, &body).await?)))
 }
 

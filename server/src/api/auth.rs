@@ -23,7 +23,11 @@ pub struct SignupBody {
     #[schema(min_length = 8, max_length = 1024)]
     pub password: String,
     /// Not blank.
-    #[schema(min_length = 1, max_length = 200, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$")]
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"
+    )]
     pub name: String,
 }
 
@@ -51,7 +55,12 @@ pub async fn signup(State(state): State<AppState>, session: Session, ApiJson(bod
 
 #[utoipa::path(post, path = "/api/v1/auth/login", request_body = LoginBody,
     responses((status = 200, body = User), (status = 401, description = "invalid_credentials")))]
-pub async fn login(State(state): State<AppState>, session: Session, request: Parts, ApiJson(body): ApiJson<LoginBody>) -> ApiResult<impl IntoResponse> {
+pub async fn login(
+    State(state): State<AppState>,
+    session: Session,
+    request: Parts,
+    ApiJson(body): ApiJson<LoginBody>,
+) -> ApiResult<impl IntoResponse> {
     let secure = state.settings.secure_cookies();
     let (user, cookie) = frontrow_session::sign_in_with_password(&session, &state.engine, &body.email, &body.password, &request, secure).await?;
     Ok(([(header::SET_COOKIE, cookie)], Json(user)))
@@ -105,7 +114,11 @@ pub async fn send_email_code(State(state): State<AppState>, CurrentUser(user): C
 /// Checks the code from the email; right, the address is verified.
 #[utoipa::path(post, path = "/api/v1/me/email-code/confirm", request_body = EmailCodeBody, security(("session" = [])),
     responses((status = 200, body = EmailVerified), (status = 403, description = "wrong_code: not the code sent, or none is waiting (expired, or the hour's tries used up)", body = AppError)))]
-pub async fn confirm_email_code(State(state): State<AppState>, CurrentUser(user): CurrentUser, ApiJson(body): ApiJson<EmailCodeBody>) -> ApiResult<Json<EmailVerified>> {
+pub async fn confirm_email_code(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    ApiJson(body): ApiJson<EmailCodeBody>,
+) -> ApiResult<Json<EmailVerified>> {
     state.engine.confirm_email_code(&user, &body.code).await?;
     Ok(Json(EmailVerified { verified: true }))
 }

@@ -8,7 +8,7 @@ use frontrow_model::{EventDetail, EventId, EventPage, EventSearch, SeatMap};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use super::error::{AppError, ApiResult, ErrorKind};
+use super::error::{ApiResult, AppError, ErrorKind};
 use super::extract::{ApiQuery, IdPath};
 use crate::prepared::Prepared;
 use crate::state::AppState;

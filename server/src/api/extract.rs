@@ -58,9 +58,7 @@ fn json_rejection(rejection: JsonRejection) -> AppError {
     match rejection {
         JsonRejection::JsonDataError(e) => AppError::invalid(format!("invalid request body: {}", e.body_text())),
         JsonRejection::JsonSyntaxError(_) => AppError::new(ErrorKind::InvalidJson, "the body is not valid JSON"),
-        JsonRejection::MissingJsonContentType(_) => {
-            AppError::new(ErrorKind::UnsupportedMediaType, "send the body as Content-Type: application/json")
-        }
+        JsonRejection::MissingJsonContentType(_) => AppError::new(ErrorKind::UnsupportedMediaType, "send the body as Content-Type: application/json"),
         JsonRejection::BytesRejection(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => payload_too_large(),
         other => AppError::new(ErrorKind::BadRequest, other.body_text()),
     }

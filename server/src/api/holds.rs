@@ -6,15 +6,16 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use frontrow_engine::sale::checkout::CheckoutRequest;
 use frontrow_engine::Held;
-use frontrow_session::Pass;
 use frontrow_model::{
-    Booking, BookingId, CancelRequest, Cancellation, CheckoutAnswer, CheckoutId, CheckoutView, ErrorKind, EventId, Hold, HoldId, HoldStatus, HoldToken, IdempotencyKey, PaymentToken, SeatId, StandingPlaces, TicketChoices, User,
+    Booking, BookingId, CancelRequest, Cancellation, CheckoutAnswer, CheckoutId, CheckoutView, ErrorKind, EventId, Hold, HoldId, HoldStatus,
+    HoldToken, IdempotencyKey, PaymentToken, SeatId, StandingPlaces, TicketChoices, User,
 };
+use frontrow_session::Pass;
 use serde::Deserialize;
 use tower_sessions::Session;
 use utoipa::ToSchema;
 
-use super::error::{AppError, ApiResult};
+use super::error::{ApiResult, AppError};
 use super::extract::{ApiJson, CurrentUser, IdPath, KeyHeader};
 use super::queue::limit_fan;
 use crate::state::AppState;
@@ -222,7 +223,11 @@ pub async fn checkout(
 
 #[utoipa::path(get, path = "/api/v1/checkouts/{checkout_id}", params(("checkout_id" = Uuid, Path)), security(("session" = [])),
     responses((status = 200, body = CheckoutView)))]
-pub async fn get_checkout(State(state): State<AppState>, CurrentUser(user): CurrentUser, IdPath(id): IdPath<CheckoutId>) -> ApiResult<Json<CheckoutView>> {
+pub async fn get_checkout(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    IdPath(id): IdPath<CheckoutId>,
+) -> ApiResult<Json<CheckoutView>> {
     Ok(Json(state.engine.checkout_view(user.user_id, id).await?))
 }
 

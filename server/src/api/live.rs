@@ -6,9 +6,9 @@ use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgr
 use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use frontrow_model::EventId;
-use frontrow_model::live::LiveFrame;
 use frontrow_engine::venue::live::{FeedMessage, LiveEvent, View};
+use frontrow_model::live::LiveFrame;
+use frontrow_model::EventId;
 use serde::Deserialize;
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,7 +16,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 use utoipa::IntoParams;
 
-use super::error::{AppError, ApiResult, ErrorKind};
+use super::error::{ApiResult, AppError, ErrorKind};
 use super::extract::{socket_slot, ApiQuery, ClientKey, IdPath};
 use crate::state::AppState;
 

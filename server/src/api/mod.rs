@@ -14,7 +14,6 @@ pub mod presale;
 pub mod queue;
 pub mod waitlist;
 
-
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request};
@@ -68,7 +67,10 @@ impl Modify for TheWholeTruth {
         let error = |what: &str| -> RefOr<OpenApiResponse> {
             ResponseBuilder::new()
                 .description(what)
-                .content("application/json", utoipa::openapi::ContentBuilder::new().schema(Some(utoipa::openapi::Ref::from_schema_name("AppError"))).build())
+                .content(
+                    "application/json",
+                    utoipa::openapi::ContentBuilder::new().schema(Some(utoipa::openapi::Ref::from_schema_name("AppError"))).build(),
+                )
                 .into()
         };
         for (path, item) in doc.paths.paths.iter_mut() {

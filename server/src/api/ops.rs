@@ -19,7 +19,9 @@ pub async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
     // A load balancer asks often: answer within a second either way.
     match tokio::time::timeout(std::time::Duration::from_secs(1), state.engine.migrations_applied()).await {
         Ok(Ok((n, expected))) if n >= expected => (StatusCode::OK, Json(json!({ "status": "ready", "migrations": n }))),
-        Ok(Ok((n, expected))) => (StatusCode::SERVICE_UNAVAILABLE, Json(json!({ "status": "migrations_pending", "applied": n, "expected": expected }))),
+        Ok(Ok((n, expected))) => {
+            (StatusCode::SERVICE_UNAVAILABLE, Json(json!({ "status": "migrations_pending", "applied": n, "expected": expected })))
+        }
         Ok(Err(_)) | Err(_) => (StatusCode::SERVICE_UNAVAILABLE, Json(json!({ "status": "database_unreachable" }))),
     }
 }

@@ -12,7 +12,7 @@ use serde::Serialize;
 use tower_sessions::Session;
 use utoipa::ToSchema;
 
-use super::error::{AppError, ApiResult};
+use super::error::{ApiResult, AppError};
 use super::extract::{ApiJson, CurrentUser, IdPath, StaffUser};
 use crate::state::AppState;
 
@@ -65,7 +65,11 @@ pub async fn create_codes(
 /// The event's batches of presale codes, each with its uses now.
 #[utoipa::path(get, path = "/api/v1/admin/events/{event_id}/access-codes", params(("event_id" = Uuid, Path)), security(("session" = [])),
     responses((status = 200, body = AccessCodeBatchList)))]
-pub async fn list_codes(State(state): State<AppState>, StaffUser(staff): StaffUser, IdPath(event_id): IdPath<EventId>) -> ApiResult<Json<AccessCodeBatchList>> {
+pub async fn list_codes(
+    State(state): State<AppState>,
+    StaffUser(staff): StaffUser,
+    IdPath(event_id): IdPath<EventId>,
+) -> ApiResult<Json<AccessCodeBatchList>> {
     Ok(Json(AccessCodeBatchList { batches: state.engine.access_code_batches(&staff, event_id).await? }))
 }
 

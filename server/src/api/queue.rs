@@ -8,7 +8,7 @@ use frontrow_model::live::QueueFrame;
 use frontrow_model::{EventId, QueueSettings, QueueState, QueueStats, QueueView, SalePhase, User, UserId};
 use tower_sessions::Session;
 
-use super::error::{AppError, ApiResult};
+use super::error::{ApiResult, AppError};
 use super::extract::{socket_slot, ApiJson, ClientKey, CurrentUser, IdPath, StaffUser};
 use super::live::{small_buffers, Liveness};
 use crate::state::AppState;

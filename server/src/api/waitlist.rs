@@ -9,7 +9,7 @@ use frontrow_model::{EventId, HandOffer, HoldId, JoinWaitlist, Waitlist, Waitlis
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::error::{AppError, ApiResult};
+use super::error::{ApiResult, AppError};
 use super::extract::{ApiJson, CurrentUser, IdPath, StaffUser};
 use crate::state::AppState;
 
@@ -54,14 +54,22 @@ pub async fn join(
 /// The fan's entry: their place while waiting, the offer while it is open.
 #[utoipa::path(get, path = "/api/v1/events/{event_id}/waitlist", params(("event_id" = Uuid, Path)), security(("session" = [])),
     responses((status = 200, body = WaitlistEntry), (status = 404, description = "not_found: not on this event's list", body = AppError)))]
-pub async fn mine(State(state): State<AppState>, CurrentUser(user): CurrentUser, IdPath(event_id): IdPath<EventId>) -> ApiResult<Json<WaitlistEntry>> {
+pub async fn mine(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    IdPath(event_id): IdPath<EventId>,
+) -> ApiResult<Json<WaitlistEntry>> {
     Ok(Json(state.engine.waitlist_entry(user.user_id, event_id).await?.ok_or_else(AppError::not_found)?))
 }
 
 /// Leaves the list while waiting, or declines the open offer.
 #[utoipa::path(delete, path = "/api/v1/events/{event_id}/waitlist", params(("event_id" = Uuid, Path)), security(("session" = [])),
     responses((status = 200, body = LeftWaitlist), (status = 404, description = "not_found: not on this event's list", body = AppError)))]
-pub async fn leave(State(state): State<AppState>, CurrentUser(user): CurrentUser, IdPath(event_id): IdPath<EventId>) -> ApiResult<Json<LeftWaitlist>> {
+pub async fn leave(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    IdPath(event_id): IdPath<EventId>,
+) -> ApiResult<Json<LeftWaitlist>> {
     Ok(Json(LeftWaitlist { state: state.engine.leave_waitlist(user.user_id, event_id).await? }))
 }
 

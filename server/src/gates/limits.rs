@@ -13,7 +13,8 @@ use crate::state::AppState;
 
 /// Where accounts are made and passwords tried, by the JSON API or a page.
 fn is_account_path(path: &str) -> bool {
-    matches!(path, "/api/v1/auth/signup" | "/api/v1/auth/login" | "/api/v1/me/email-code" | "/api/v1/me/email-code/confirm") || frontrow_app::actions::account_paths().contains(&path)
+    matches!(path, "/api/v1/auth/signup" | "/api/v1/auth/login" | "/api/v1/me/email-code" | "/api/v1/me/email-code/confirm")
+        || frontrow_app::actions::account_paths().contains(&path)
 }
 
 /// Per-client token bucket (an address, an IPv6 /64); 429 with

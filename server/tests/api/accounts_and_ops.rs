@@ -14,12 +14,7 @@ async fn user_count(app: &TestApp) -> i64 {
 
 /// The full Set-Cookie line for the session cookie, if the response set one.
 fn session_set_cookie(r: &Reply) -> Option<String> {
-    r.headers
-        .get_all("set-cookie")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .find(|v| v.starts_with(&format!("{SESSION_COOKIE}=")))
-        .map(str::to_owned)
+    r.headers.get_all("set-cookie").iter().filter_map(|v| v.to_str().ok()).find(|v| v.starts_with(&format!("{SESSION_COOKIE}="))).map(str::to_owned)
 }
 
 /// The session id from a Set-Cookie line.
@@ -93,18 +88,12 @@ async fn signup_creates_a_signed_in_fan() {
     assert_eq!(bookings.body, json!({ "bookings": [] }));
 
     assert_eq!(user_count(&app).await, 1);
-    let role: String = sqlx::query_scalar("SELECT role::text FROM users WHERE email = $1")
-        .bind(&email)
-        .fetch_one(&app.pool)
-        .await
-        .expect("stored user");
+    let role: String =
+        sqlx::query_scalar("SELECT role::text FROM users WHERE email = $1").bind(&email).fetch_one(&app.pool).await.expect("stored user");
     assert_eq!(role, "fan");
     // The password is stored hashed, never as given.
-    let hash: String = sqlx::query_scalar("SELECT password_hash FROM users WHERE email = $1")
-        .bind(&email)
-        .fetch_one(&app.pool)
-        .await
-        .expect("stored hash");
+    let hash: String =
+        sqlx::query_scalar("SELECT password_hash FROM users WHERE email = $1").bind(&email).fetch_one(&app.pool).await.expect("stored hash");
     assert_ne!(hash, PASSWORD);
     assert!(hash.starts_with("$argon2"), "hash: {hash}");
 }
@@ -365,19 +354,25 @@ async fn every_error_response_carries_a_request_id() {
         ("401 login", anon.post("/api/v1/auth/login", json!({ "email": "no@example.test", "password": PASSWORD })).await),
         ("403 forbidden", fan.get(&format!("/api/v1/admin/events/{event_id}/audit")).await),
         ("422 too many seats", fan.hold(event_id, &["A-1-1", "A-1-2", "A-1-3"]).await),
-        ("422 no idempotency key", fan.post(&format!("/api/v1/holds/{}/checkout", Uuid::new_v4()), json!({ "hold_token": "t", "payment_token": "tok_visa" })).await),
+        (
+            "422 no idempotency key",
+            fan.post(&format!("/api/v1/holds/{}/checkout", Uuid::new_v4()), json!({ "hold_token": "t", "payment_token": "tok_visa" })).await,
+        ),
     ];
     let bad_json = anon.send(anon.http.post(app.url("/api/v1/auth/login")).header("content-type", "application/json").body("{")).await;
     replies.push(("400 invalid json", bad_json));
     let no_type = anon.send(anon.http.post(app.url("/api/v1/auth/login")).body("{}")).await;
     replies.push(("415 no content type", no_type));
     let csrf = fan
-        .send(fan.http.post(app.url(&format!("/api/v1/events/{event_id}/holds"))).header("origin", "https://evil.example").json(&json!({ "seat_ids": ["A-1-1"] })))
+        .send(
+            fan.http
+                .post(app.url(&format!("/api/v1/events/{event_id}/holds")))
+                .header("origin", "https://evil.example")
+                .json(&json!({ "seat_ids": ["A-1-1"] })),
+        )
         .await;
     replies.push(("403 csrf", csrf));
-    let big = anon
-        .send(anon.http.post(app.url("/api/v1/auth/signup")).header("content-type", "application/json").body("x".repeat(300 * 1024)))
-        .await;
+    let big = anon.send(anon.http.post(app.url("/api/v1/auth/signup")).header("content-type", "application/json").body("x".repeat(300 * 1024))).await;
     replies.push(("413 too large", big));
 
     let mut seen = std::collections::HashSet::new();

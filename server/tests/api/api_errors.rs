@@ -2,7 +2,6 @@
 //! error code, a JSON body `{"error", "message"}` that leaks nothing internal,
 //! and changes nothing in the database.
 
-
 use crate::common::{seat_state, spawn_app, Client, Reply, TestApp, PASSWORD};
 use frontrow_engine::model::AuditReport;
 use serde_json::{json, Value};
@@ -117,10 +116,7 @@ fn without(mut body: Value, key: &str) -> Value {
 
 fn hold_fields(r: &Reply) -> (String, String) {
     assert_eq!(r.status, 201, "hold: {}", r.body);
-    (
-        r.body["hold_id"].as_str().expect("hold_id").to_owned(),
-        r.body["hold_token"].as_str().expect("hold_token").to_owned(),
-    )
+    (r.body["hold_id"].as_str().expect("hold_id").to_owned(), r.body["hold_token"].as_str().expect("hold_token").to_owned())
 }
 
 const MALFORMED_BODIES: &[&str] = &["{", "{\"email\": ", "{\"seat_ids\": [\"A-1-1\",]}", "not json at all", "{\"x\": 1,}", ""];
@@ -594,8 +590,11 @@ async fn admin_endpoints_refuse_bad_input_and_non_staff() {
         ("10 KB section label", section(json!([{ "section": big.clone(), "rows": [{ "row": "1", "seats": 1, "tier": "Standard" }] }]))),
         ("row of 0 seats", section(json!([{ "section": "A", "rows": [{ "row": "1", "seats": 0, "tier": "Standard" }] }]))),
         ("unknown tier", section(json!([{ "section": "A", "rows": [{ "row": "1", "seats": 5, "tier": "Gold" }] }]))),
-        ("duplicate row", section(json!([{ "section": "A", "rows": [
-            { "row": "1", "seats": 5, "tier": "Standard" }, { "row": "1", "seats": 5, "tier": "Standard" }] }]))),
+        (
+            "duplicate row",
+            section(json!([{ "section": "A", "rows": [
+            { "row": "1", "seats": 5, "tier": "Standard" }, { "row": "1", "seats": 5, "tier": "Standard" }] }])),
+        ),
     ] {
         assert_error(what, &staff.post(path, body).await, 422, "invalid_input");
     }
@@ -671,7 +670,13 @@ async fn cross_site_requests_with_a_session_are_refused() {
     let mut release = fan.http.delete(url(&fan, &format!("/api/v1/holds/{hold_id}"))).header("x-hold-token", &token);
     release = release.header("origin", "https://evil.example");
     assert_error("cross-site release", &fan.send(release).await, 403, "csrf");
-    let r = post_with(&fan, &format!("/api/v1/holds/{hold_id}/checkout"), &[evil[0], ("idempotency-key", "k1")], &json!({ "hold_token": token, "payment_token": "tok_visa" })).await;
+    let r = post_with(
+        &fan,
+        &format!("/api/v1/holds/{hold_id}/checkout"),
+        &[evil[0], ("idempotency-key", "k1")],
+        &json!({ "hold_token": token, "payment_token": "tok_visa" }),
+    )
+    .await;
     assert_error("cross-site checkout", &r, 403, "csrf");
     let r = fan.send(fan.http.post(app.url("/api/v1/auth/logout")).header("origin", "https://evil.example")).await;
     assert_error("cross-site logout", &r, 403, "csrf");

@@ -1,6 +1,5 @@
 //! Best available: adjacent seats in one row of a tier, held atomically.
 
-
 use std::collections::HashSet;
 
 use crate::common::*;

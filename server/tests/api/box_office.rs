@@ -177,7 +177,11 @@ async fn a_single_ticket_is_refunded_and_a_checked_in_one_is_not() {
     let again = post_key(&staff, &path, "r2", json!({ "ticket_ids": [tickets[0]], "reason": "cannot come" })).await;
     assert_error("the same ticket again", &again, 409, "already_refunded");
 
-    let code: String = sqlx::query_scalar("SELECT code FROM tickets WHERE ticket_id = $1").bind(tickets[1].parse::<Uuid>().unwrap()).fetch_one(&app.pool).await.unwrap();
+    let code: String = sqlx::query_scalar("SELECT code FROM tickets WHERE ticket_id = $1")
+        .bind(tickets[1].parse::<Uuid>().unwrap())
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
     let scan = staff.post("/api/v1/admin/checkins", json!({ "code": code, "event_id": event })).await;
     assert_eq!(scan.status, 200, "{}", scan.body);
     let used = post_key(&staff, &path, "r3", json!({ "ticket_ids": [tickets[1]], "reason": "late" })).await;
@@ -196,11 +200,16 @@ async fn concurrent_scans_of_one_ticket_admit_it_once() {
     let event = app.event(1, 10, 300, 4).await;
     let other_event = app.event(1, 10, 300, 4).await;
     let (_fan, booking_id, _) = booking(&app, event, &["A-1-7"]).await;
-    let code: String = sqlx::query_scalar("SELECT code FROM tickets WHERE booking_id = $1").bind(booking_id.parse::<Uuid>().unwrap()).fetch_one(&app.pool).await.unwrap();
+    let code: String = sqlx::query_scalar("SELECT code FROM tickets WHERE booking_id = $1")
+        .bind(booking_id.parse::<Uuid>().unwrap())
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
     let scanners = join_all((0..4).map(|_| app.staff())).await;
     let wrong = scanners[0].post("/api/v1/admin/checkins", json!({ "code": code, "event_id": other_event })).await;
     assert_error("another event's door", &wrong, 409, "wrong_event");
-    let scans = join_all((0..20).map(|n| scanners[n % 4].post("/api/v1/admin/checkins", json!({ "code": code.to_lowercase(), "event_id": event })))).await;
+    let scans =
+        join_all((0..20).map(|n| scanners[n % 4].post("/api/v1/admin/checkins", json!({ "code": code.to_lowercase(), "event_id": event })))).await;
     let admitted: Vec<&Reply> = scans.iter().filter(|r| r.status == 200).collect();
     assert_eq!(admitted.len(), 1);
     assert_eq!(admitted[0].body["result"], json!("admitted"));
@@ -233,9 +242,11 @@ async fn assert_cancelled_and_refunded_once(app: &TestApp, event: Uuid, bookings
     assert_eq!(distinct, bookings);
     let money: i64 = sqlx::query_scalar("SELECT coalesce(sum(amount_cents), 0)::bigint FROM sim_provider_refunds").fetch_one(db).await.unwrap();
     assert_eq!(money, bookings * 5000, "each booking's money went back once");
-    let live: i64 = sqlx::query_scalar("SELECT count(*) FROM bookings WHERE event_id = $1 AND status <> 'cancelled'").bind(event).fetch_one(db).await.unwrap();
+    let live: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM bookings WHERE event_id = $1 AND status <> 'cancelled'").bind(event).fetch_one(db).await.unwrap();
     assert_eq!(live, 0);
-    let valid: i64 = sqlx::query_scalar("SELECT count(*) FROM tickets WHERE event_id = $1 AND state <> 'void'").bind(event).fetch_one(db).await.unwrap();
+    let valid: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM tickets WHERE event_id = $1 AND state <> 'void'").bind(event).fetch_one(db).await.unwrap();
     assert_eq!(valid, 0, "every ticket is void");
 }
 
@@ -257,7 +268,11 @@ async fn cancelling_twice_at_once_refunds_every_booking_once_and_stops_sales() {
     let late = fan.checkout(hold.body["hold_id"].as_str().unwrap(), hold.body["hold_token"].as_str().unwrap(), "tok_visa", "late").await;
     assert_error("checkout after cancel", &late, 409, "event_cancelled");
     let bookings = eventually(10, "every booking refunded", || async {
-        let left: i64 = sqlx::query_scalar("SELECT count(*) FROM bookings WHERE event_id = $1 AND status <> 'cancelled'").bind(event).fetch_one(&app.pool).await.unwrap();
+        let left: i64 = sqlx::query_scalar("SELECT count(*) FROM bookings WHERE event_id = $1 AND status <> 'cancelled'")
+            .bind(event)
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
         (left == 0).then_some(6)
     })
     .await;
@@ -273,7 +288,11 @@ async fn a_cancellation_cut_short_by_a_crash_is_finished_once_after_the_restart(
     let event = event_with_bookings(&setup, 5).await;
     let database_url = setup.database_url.clone();
     let staff_email = format!("door-{}@example.test", Uuid::new_v4().simple());
-    setup.engine.create_user(frontrow_engine::accounts::NewUser { email: &staff_email, password: PASSWORD, name: "S", role: frontrow_model::Role::Staff }).await.unwrap();
+    setup
+        .engine
+        .create_user(frontrow_engine::accounts::NewUser { email: &staff_email, password: PASSWORD, name: "S", role: frontrow_model::Role::Staff })
+        .await
+        .unwrap();
     setup.stop().await;
 
     let mut doomed = start_server(&database_url, Some("abort_mid_cancellation")).await;
@@ -283,7 +302,8 @@ async fn a_cancellation_cut_short_by_a_crash_is_finished_once_after_the_restart(
     assert!(cancel.is_err() || !cancel.unwrap().status().is_success(), "the server died part-way");
     let _ = doomed.child.wait().await;
     let db = sqlx::PgPool::connect(&database_url).await.unwrap();
-    let done: i64 = sqlx::query_scalar("SELECT count(*) FROM bookings WHERE event_id = $1 AND status = 'cancelled'").bind(event).fetch_one(&db).await.unwrap();
+    let done: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM bookings WHERE event_id = $1 AND status = 'cancelled'").bind(event).fetch_one(&db).await.unwrap();
     assert_eq!(done, 1, "the crash came after the first booking");
 
     // Restarted: reconciliation finishes the cancellation, and sends the
@@ -352,9 +372,20 @@ async fn every_admin_route_refuses_fans_and_anonymous_callers() {
         }
     }
     // The staff pages: fans get 403, visitors are sent to sign in.
-    for page in ["/admin", "/admin/events/new", &format!("/admin/events/{event}"), &format!("/admin/events/{event}/seats"),
-                 &format!("/admin/events/{event}/dashboard"), &format!("/admin/events/{event}/audit"), "/admin/bookings",
-                 "/admin/checkin", "/admin/payments", "/admin/layouts", "/admin/layouts/new", "/admin/staff"] {
+    for page in [
+        "/admin",
+        "/admin/events/new",
+        &format!("/admin/events/{event}"),
+        &format!("/admin/events/{event}/seats"),
+        &format!("/admin/events/{event}/dashboard"),
+        &format!("/admin/events/{event}/audit"),
+        "/admin/bookings",
+        "/admin/checkin",
+        "/admin/payments",
+        "/admin/layouts",
+        "/admin/layouts/new",
+        "/admin/staff",
+    ] {
         let r = fan.http.get(format!("{}{page}", fan.base)).send().await.unwrap();
         assert_eq!(r.status(), 403, "fan on {page}");
         let no_redirects = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
@@ -383,9 +414,21 @@ async fn admins_manage_staff_accounts_and_a_disabled_account_is_shut_out() {
     let disabled = admin.send(admin.http.patch(format!("{}/api/v1/admin/users/{user_id}", admin.base)).json(&json!({ "disabled": true }))).await;
     assert_eq!(disabled.body["disabled"], json!(true));
     assert_error("a disabled account's session", &them.get("/api/v1/admin/events").await, 401, "unauthenticated");
-    assert_error("a disabled account signing in", &app.client().post("/api/v1/auth/login", json!({ "email": email, "password": PASSWORD })).await, 401, "invalid_credentials");
+    assert_error(
+        "a disabled account signing in",
+        &app.client().post("/api/v1/auth/login", json!({ "email": email, "password": PASSWORD })).await,
+        401,
+        "invalid_credentials",
+    );
 
-    let reset = admin.send(admin.http.patch(format!("{}/api/v1/admin/users/{user_id}", admin.base)).json(&json!({ "disabled": false, "password": "a brand new password" }))).await;
+    let reset = admin
+        .send(
+            admin
+                .http
+                .patch(format!("{}/api/v1/admin/users/{user_id}", admin.base))
+                .json(&json!({ "disabled": false, "password": "a brand new password" })),
+        )
+        .await;
     assert_eq!(reset.status, 200);
     assert_eq!(app.client().post("/api/v1/auth/login", json!({ "email": email, "password": "a brand new password" })).await.status, 200);
     let list = admin.get("/api/v1/admin/users").await;
@@ -434,7 +477,12 @@ async fn events_are_built_from_saved_layouts_edited_published_and_logged() {
     assert_eq!((line["published"].clone(), line["seats_total"].clone(), line["status"].clone()), (json!(false), json!(12), json!("on_sale")));
 
     let patched = staff
-        .send(staff.http.patch(format!("{}/api/v1/admin/events/{event}", staff.base)).json(&json!({ "published": true, "name": "Loud Night", "hold_ttl_seconds": 60 })))
+        .send(
+            staff
+                .http
+                .patch(format!("{}/api/v1/admin/events/{event}", staff.base))
+                .json(&json!({ "published": true, "name": "Loud Night", "hold_ttl_seconds": 60 })),
+        )
         .await;
     assert_eq!(patched.status, 200, "{}", patched.body);
     assert_eq!(patched.body["name"], json!("Loud Night"));
@@ -484,7 +532,8 @@ async fn the_log_exports_stats_and_payments_tell_what_happened() {
     assert_eq!(lines[0], "booking_id,seat_id,section,tier,ticket_type,price_cents,channel,status,sold_at");
     assert_eq!(lines.len(), 3);
     assert!(lines[1].starts_with(&format!("{booking_id},A-1-4,A,Standard,,5000,online,valid,")));
-    let by_tier = staff.http.get(format!("{}/api/v1/admin/events/{event}/sales-summary.csv?by=tier", staff.base)).send().await.unwrap().text().await.unwrap();
+    let by_tier =
+        staff.http.get(format!("{}/api/v1/admin/events/{event}/sales-summary.csv?by=tier", staff.base)).send().await.unwrap().text().await.unwrap();
     assert_eq!(by_tier, "tier,tickets,revenue_cents\nStandard,2,10000\n");
 
     let stats = staff.get(&format!("/api/v1/admin/events/{event}/stats")).await;
@@ -520,8 +569,11 @@ async fn box_office_reads_and_writes_refuse_bad_input_and_change_nothing() {
         assert_error(what, &admin.get(&path).await, 422, "invalid_input");
     }
     // serde would read a struct from an array of its fields; the API does not.
-    let me = admin.get("/api/v1/admin/users").await.body["users"].as_array().unwrap().iter()
-        .find(|u| u["role"] == json!("admin")).unwrap()["user_id"].as_str().unwrap().to_owned();
+    let me = admin.get("/api/v1/admin/users").await.body["users"].as_array().unwrap().iter().find(|u| u["role"] == json!("admin")).unwrap()
+        ["user_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let patch = |body: Value| admin.send(admin.http.patch(format!("{}/api/v1/admin/users/{me}", admin.base)).json(&body));
     assert_error("array body", &patch(json!([null, null])).await, 422, "invalid_input");
     assert_error("disable myself", &patch(json!({ "disabled": true })).await, 422, "invalid_input");

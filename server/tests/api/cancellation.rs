@@ -79,7 +79,11 @@ async fn fans_cancel_their_own_tickets_on_the_events_terms_and_each_is_refunded_
     let tickets = ticket_ids(&booking);
     let page = fan.get(&format!("/bookings/{id}")).await;
     let html = page.body.as_str().unwrap_or_default();
-    assert!(html.contains("each ticket&#x27;s price comes back less 10% and a €1.00 fee per ticket") || html.contains("each ticket's price comes back less 10% and a €1.00 fee per ticket"), "the terms are on the booking page");
+    assert!(
+        html.contains("each ticket&#x27;s price comes back less 10% and a €1.00 fee per ticket")
+            || html.contains("each ticket's price comes back less 10% and a €1.00 fee per ticket"),
+        "the terms are on the booking page"
+    );
     assert!(html.contains("cancel-tickets") && html.contains("€44.00"), "and the cancel panel, with what each ticket brings back");
 
     // Bad requests change nothing.
@@ -113,7 +117,8 @@ async fn fans_cancel_their_own_tickets_on_the_events_terms_and_each_is_refunded_
     assert_eq!((again.status, &again.body), (200, done), "a retry with its key gets the first answer");
     assert_eq!(count(&app, "SELECT count(*) FROM refunds WHERE booking_id = $1 AND kind = 'fan'", &id).await, 1);
     assert_eq!(count(&app, "SELECT coalesce(sum(kept_cents), 0)::bigint FROM refunds WHERE booking_id = $1", &id).await, 600);
-    let provider: i64 = sqlx::query_scalar("SELECT coalesce(sum(amount_cents), 0)::bigint FROM sim_provider_refunds").fetch_one(&app.pool).await.expect("sum");
+    let provider: i64 =
+        sqlx::query_scalar("SELECT coalesce(sum(amount_cents), 0)::bigint FROM sim_provider_refunds").fetch_one(&app.pool).await.expect("sum");
     assert_eq!(provider, 4400, "the provider was asked once");
     // The seat is on sale again, once: another fan buys it.
     assert_eq!(seat_state(&app.pool, event, "A-1-1").await, "available");
@@ -183,7 +188,8 @@ async fn a_cancellation_cut_short_by_a_crash_is_refunded_once_after_the_restart(
     let id = booking["booking_id"].as_str().expect("id").to_owned();
     // The process dies after the cancellation commits, before the provider
     // hears of it: the fan gets no answer.
-    let lost = fan.http.post(format!("{}/api/v1/bookings/{id}/cancel", fan.base)).header("idempotency-key", "crash-key").json(&json!({})).send().await;
+    let lost =
+        fan.http.post(format!("{}/api/v1/bookings/{id}/cancel", fan.base)).header("idempotency-key", "crash-key").json(&json!({})).send().await;
     assert!(lost.is_err() || !lost.expect("reply").status().is_success(), "the server died part-way");
     let _ = doomed.child.wait().await;
 
@@ -203,7 +209,8 @@ async fn a_cancellation_cut_short_by_a_crash_is_refunded_once_after_the_restart(
     .await;
     let refunds: i64 = sqlx::query_scalar("SELECT count(*) FROM refunds WHERE kind = 'fan'").fetch_one(&db).await.expect("count");
     assert_eq!(refunds, 1);
-    let provider: i64 = sqlx::query_scalar("SELECT coalesce(sum(amount_cents), 0)::bigint FROM sim_provider_refunds").fetch_one(&db).await.expect("sum");
+    let provider: i64 =
+        sqlx::query_scalar("SELECT coalesce(sum(amount_cents), 0)::bigint FROM sim_provider_refunds").fetch_one(&db).await.expect("sum");
     assert_eq!(provider, 8800, "refunded once");
     let app = spawn_app_on(&database_url, |_| {}).await;
     assert_eq!(seat_state(&app.pool, event, "A-1-1").await, "available");

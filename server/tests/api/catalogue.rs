@@ -96,7 +96,13 @@ async fn fans_find_events_by_words_city_category_and_dates_alike_on_the_page_and
     // The event's page has what a fan looks for.
     let (status, page) = html(&fan, &format!("/events/{derby}")).await;
     assert_eq!(status, 200);
-    for fact in ["Manchester Hall, 1 Main Street, Berlin", "(doors 13:30 UTC)", "Berlin Bears, Hamburg Hawks", "Over-16s only.\nStep-free entrance.", "Adult €30.00"] {
+    for fact in [
+        "Manchester Hall, 1 Main Street, Berlin",
+        "(doors 13:30 UTC)",
+        "Berlin Bears, Hamburg Hawks",
+        "Over-16s only.\nStep-free entrance.",
+        "Adult €30.00",
+    ] {
         assert!(page.contains(fact), "the event page says {fact:?}");
     }
     let share = page.split(r#"class="share-link""#).nth(1).and_then(|rest| rest.split("</a>").next()).unwrap_or_default();
@@ -114,11 +120,17 @@ async fn fans_find_events_by_words_city_category_and_dates_alike_on_the_page_and
         .send(staff.http.patch(format!("{}/api/v1/admin/events/{derby}", staff.base)).json(&json!({ "doors_at": "2031-03-09T16:00:00Z" })))
         .await;
     assert_error("doors after the start", &late_doors, 422, "invalid_input");
-    let blank = staff.send(staff.http.patch(format!("{}/api/v1/admin/events/{derby}", staff.base)).json(&json!({ "performers": ["Solo", " "] }))).await;
+    let blank =
+        staff.send(staff.http.patch(format!("{}/api/v1/admin/events/{derby}", staff.base)).json(&json!({ "performers": ["Solo", " "] }))).await;
     assert_error("a blank performer", &blank, 422, "invalid_input");
-    let bad = staff.post("/api/v1/admin/events", json!({ "name": "X", "kind": "sport", "venue": "V", "city": "a\u{7}b",
+    let bad = staff
+        .post(
+            "/api/v1/admin/events",
+            json!({ "name": "X", "kind": "sport", "venue": "V", "city": "a\u{7}b",
         "starts_at": "2031-01-01T20:00:00Z", "sale_opens_at": "2020-01-01T00:00:00Z",
-        "tiers": [{ "tier": "T", "price_cents": 100 }], "sections": [{ "section": "A", "rows": [{ "row": "1", "seats": 1, "tier": "T" }] }] })).await;
+        "tiers": [{ "tier": "T", "price_cents": 100 }], "sections": [{ "section": "A", "rows": [{ "row": "1", "seats": 1, "tier": "T" }] }] }),
+        )
+        .await;
     assert_error("a control character in the city", &bad, 422, "invalid_input");
     assert_eq!(fan.get("/api/v1/events").await.body["total"], json!(4));
     let derby_now = fan.get(&format!("/api/v1/events/{derby}")).await;

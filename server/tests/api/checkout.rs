@@ -1,6 +1,5 @@
 //! Checkout: fencing, idempotency, every payment outcome, reconciliation.
 
-
 use std::time::Duration;
 
 use crate::common::*;
@@ -458,7 +457,10 @@ async fn checkouts_together_are_each_decided_alone() {
     assert_eq!(count(&app, "SELECT count(*) FROM bookings").await, 32);
     assert_eq!(count(&app, "SELECT count(*) FROM tickets").await, 32 + (0..28).chain(36..40).filter(|i| i % 3 == 0).count() as i64);
     // Ticket codes: 24 hex digits (96 bits), upper case, all different.
-    assert_eq!(count(&app, "SELECT count(DISTINCT code) FROM tickets WHERE code ~ '^[0-9A-F]{24}$'").await, count(&app, "SELECT count(*) FROM tickets").await);
+    assert_eq!(
+        count(&app, "SELECT count(DISTINCT code) FROM tickets WHERE code ~ '^[0-9A-F]{24}$'").await,
+        count(&app, "SELECT count(*) FROM tickets").await
+    );
     assert_eq!(count(&app, "SELECT count(*) FROM sim_provider_payments WHERE status = 'succeeded'").await, 32);
     app.assert_invariants().await;
 }

@@ -5,8 +5,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use frontrow_engine::accounts;
-use frontrow_model::{AuditReport, Role};
 use frontrow_engine::Engine;
+use frontrow_model::{AuditReport, Role};
 use frontrow_server::config::ServeArgs;
 use frontrow_server::startup::{connect, migrate, Application};
 use serde_json::{json, Value};
@@ -26,9 +26,7 @@ async fn admin_url() -> &'static str {
             return url;
         }
         let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/test-pg");
-        let cluster = frontrow_server::pgcluster::PrivateCluster::ensure(&dir, 54330)
-            .await
-            .expect("starting the private test cluster");
+        let cluster = frontrow_server::pgcluster::PrivateCluster::ensure(&dir, 54330).await.expect("starting the private test cluster");
         cluster.url("postgres")
     })
     .await
@@ -72,10 +70,8 @@ pub async fn owned_database() -> (String, DatabaseGuard) {
     let pool = connect(admin, 1).await.expect("connecting to the test server");
     EARLIER_RUNS_SWEPT
         .get_or_init(|| async {
-            let left: Vec<String> = sqlx::query_scalar(r"SELECT datname FROM pg_database WHERE datname LIKE 'test\_%'")
-                .fetch_all(&pool)
-                .await
-                .unwrap_or_default();
+            let left: Vec<String> =
+                sqlx::query_scalar(r"SELECT datname FROM pg_database WHERE datname LIKE 'test\_%'").fetch_all(&pool).await.unwrap_or_default();
             FINISHED.lock().unwrap_or_else(|e| e.into_inner()).extend(left);
         })
         .await;
@@ -164,10 +160,7 @@ impl TestApp {
 
     /// A browser-like client with its own cookie jar.
     pub fn client(&self) -> Client {
-        Client {
-            http: reqwest::Client::builder().cookie_store(true).build().expect("client"),
-            base: self.base.clone(),
-        }
+        Client { http: reqwest::Client::builder().cookie_store(true).build().expect("client"), base: self.base.clone() }
     }
 
     /// A new fan, signed up through the API.
@@ -214,10 +207,7 @@ impl TestApp {
 
     async fn account(&self, role: Role) -> Client {
         let email = format!("{role:?}-{}@example.test", Uuid::new_v4().simple()).to_lowercase();
-        self.engine
-            .create_user(accounts::NewUser { email: &email, password: PASSWORD, name: "Staff", role })
-            .await
-            .expect("staff user");
+        self.engine.create_user(accounts::NewUser { email: &email, password: PASSWORD, name: "Staff", role }).await.expect("staff user");
         let c = self.client();
         let r = c.post("/api/v1/auth/login", json!({ "email": email, "password": PASSWORD })).await;
         assert_eq!(r.status, 200, "staff login: {}", r.body);
@@ -326,7 +316,12 @@ pub async fn buy(fan: &Client, event_id: Uuid, seats: &[&str]) -> Value {
     let hold = fan.hold(event_id, seats).await;
     assert_eq!(hold.status, 201, "{}", hold.body);
     let paid = fan
-        .checkout(hold.body["hold_id"].as_str().unwrap_or_default(), hold.body["hold_token"].as_str().unwrap_or_default(), "tok_visa", &Uuid::new_v4().to_string())
+        .checkout(
+            hold.body["hold_id"].as_str().unwrap_or_default(),
+            hold.body["hold_token"].as_str().unwrap_or_default(),
+            "tok_visa",
+            &Uuid::new_v4().to_string(),
+        )
         .await;
     assert_eq!(paid.status, 201, "{}", paid.body);
     paid.body
@@ -357,7 +352,6 @@ pub async fn seat_state(pool: &PgPool, event_id: Uuid, seat_id: &str) -> String 
         .await
         .expect("seat")
 }
-
 
 /// Sends a request by hand over TCP and returns the response's status:
 /// `head` is the request line and headers (without the blank line), then

@@ -218,10 +218,7 @@ async fn until_answered(log: &Shared, patience: Duration, in_use_again: bool, ma
 }
 
 fn fan_client(base: &str) -> Client {
-    Client {
-        http: reqwest::Client::builder().cookie_store(true).timeout(Duration::from_secs(60)).build().expect("client"),
-        base: base.to_owned(),
-    }
+    Client { http: reqwest::Client::builder().cookie_store(true).timeout(Duration::from_secs(60)).build().expect("client"), base: base.to_owned() }
 }
 
 /// A new fan, signed up (retried through the switch).
@@ -294,7 +291,8 @@ async fn client(base: String, event: Uuid, log: Shared, stop: Arc<AtomicBool>) {
                 let key = Uuid::new_v4().to_string();
                 let url = format!("{base}/api/v1/holds/{hold_id}/checkout");
                 let body = json!({ "hold_token": token, "payment_token": "tok_visa" });
-                let Some(paid) = until_answered(&log, CHECKOUT_PATIENCE, true, || fan.http.post(&url).header("idempotency-key", &key).json(&body)).await
+                let Some(paid) =
+                    until_answered(&log, CHECKOUT_PATIENCE, true, || fan.http.post(&url).header("idempotency-key", &key).json(&body)).await
                 else {
                     lock(&log).unanswered.push(format!("checkout {key}"));
                     return;
@@ -468,7 +466,12 @@ async fn failover_the_primary_dies_mid_sale_and_nothing_acknowledged_is_lost() {
     }
     let declined = log.checkouts.iter().filter(|c| c.status != 201).count();
 
-    println!("failover: {} clients on {} seats; the primary ({killed}) SIGKILLed {:.1} s into the sale", CLIENTS, ROWS * SEATS_PER_ROW, secs(kill_at - sale_started));
+    println!(
+        "failover: {} clients on {} seats; the primary ({killed}) SIGKILLed {:.1} s into the sale",
+        CLIENTS,
+        ROWS * SEATS_PER_ROW,
+        secs(kill_at - sale_started)
+    );
     println!(
         "failover: holds resumed {:.1} s after the kill; during the switch {} answers were 503 (the slowest in {:.1} s), {} connections dropped, no 5xx otherwise",
         secs(resumed_at - kill_at),
@@ -502,7 +505,11 @@ async fn failover_the_primary_dies_mid_sale_and_nothing_acknowledged_is_lost() {
         .await
         .expect("running frontrow audit");
     let audit_out = String::from_utf8_lossy(&audit.stdout);
-    assert!(audit.status.success() && audit_out.contains("audit: no violations"), "the audit of the restore: {audit_out}{}", String::from_utf8_lossy(&audit.stderr));
+    assert!(
+        audit.status.success() && audit_out.contains("audit: no violations"),
+        "the audit of the restore: {audit_out}{}",
+        String::from_utf8_lossy(&audit.stderr)
+    );
     let restored = frontrow_server::startup::connect(&restored_url, 2).await.expect("the restore");
     let (before, after): (Vec<&CheckoutRecord>, Vec<&CheckoutRecord>) = booked.iter().partition(|c| c.answered < point);
     let after: Vec<&CheckoutRecord> = after.into_iter().filter(|c| c.sent > point).collect();
@@ -513,7 +520,11 @@ async fn failover_the_primary_dies_mid_sale_and_nothing_acknowledged_is_lost() {
     let present_after = bookings_present(&restored, &ids(&after)).await;
     assert!(present_after.is_empty(), "the restore went past its point: {} later bookings in it", present_after.len());
     let holds_before: Vec<Uuid> = log.holds.iter().filter(|h| h.acked < point).map(|h| uuid_of(&h.hold_id)).collect();
-    assert_eq!(holds_present(&restored, &holds_before).await.len(), holds_before.len(), "holds acknowledged before the point are missing from the restore");
+    assert_eq!(
+        holds_present(&restored, &holds_before).await.len(),
+        holds_before.len(),
+        "holds acknowledged before the point are missing from the restore"
+    );
     let holds_after: Vec<Uuid> = log.holds.iter().filter(|h| h.sent > point).map(|h| uuid_of(&h.hold_id)).collect();
     assert!(holds_present(&restored, &holds_after).await.is_empty(), "the restore has holds made after its point");
     restored.close().await;

@@ -105,7 +105,8 @@ async fn clients_hanging_up_at_random_points_poison_no_connection_and_lose_no_ac
 
     // Every write a client was told of stands.
     for hold_id in &told.holds {
-        let found: i64 = sqlx::query_scalar("SELECT count(*) FROM holds WHERE hold_id = $1::uuid").bind(hold_id).fetch_one(&app.pool).await.expect("count");
+        let found: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM holds WHERE hold_id = $1::uuid").bind(hold_id).fetch_one(&app.pool).await.expect("count");
         assert_eq!(found, 1, "acknowledged hold {hold_id} is missing");
     }
     for booking_id in &told.bookings {
@@ -136,12 +137,11 @@ async fn clients_hanging_up_at_random_points_poison_no_connection_and_lose_no_ac
         .unwrap_or(0.0);
     assert_eq!(poisoned, 0.0, "connections came back to the pool inside a transaction");
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let idle_in_transaction: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'",
-    )
-    .fetch_one(&app.pool)
-    .await
-    .expect("activity");
+    let idle_in_transaction: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'")
+            .fetch_one(&app.pool)
+            .await
+            .expect("activity");
     assert_eq!(idle_in_transaction, 0, "sessions idle inside a transaction");
     app.assert_invariants().await;
     app.stop().await;

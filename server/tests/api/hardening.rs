@@ -216,10 +216,8 @@ async fn password_hashing_runs_at_most_one_per_core() {
             let mut peak = 0.0f64;
             for _ in 0..150 {
                 let text = c.http.get(format!("{}/metrics", c.base)).send().await.unwrap().text().await.unwrap();
-                let running = text
-                    .lines()
-                    .find_map(|l| l.strip_prefix("frontrow_password_hashes_running "))
-                    .and_then(|v| v.trim().parse::<f64>().ok());
+                let running =
+                    text.lines().find_map(|l| l.strip_prefix("frontrow_password_hashes_running ")).and_then(|v| v.trim().parse::<f64>().ok());
                 peak = peak.max(running.unwrap_or(f64::NAN));
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
@@ -244,8 +242,16 @@ async fn crafted_ids_in_page_paths_are_not_found_or_redirected_never_an_error() 
     let app = spawn_app().await;
     let (fan, staff, anonymous) = (app.fan().await, app.staff().await, app.client());
     let pages = [
-        "/events/{}", "/events/{}/queue", "/checkouts/{}", "/bookings/{}", "/bookings/{}/print", "/admin/events/{}",
-        "/admin/events/{}/seats", "/admin/events/{}/dashboard", "/admin/events/{}/audit", "/admin/events/{}/waiting-room",
+        "/events/{}",
+        "/events/{}/queue",
+        "/checkouts/{}",
+        "/bookings/{}",
+        "/bookings/{}/print",
+        "/admin/events/{}",
+        "/admin/events/{}/seats",
+        "/admin/events/{}/dashboard",
+        "/admin/events/{}/audit",
+        "/admin/events/{}/waiting-room",
         "/admin/bookings/{}",
     ];
     let crafted = ["%0A", "%0D%0ALocation:%20http://evil.example", "%00", "%1B%5B31m", "%7F", "x%0Ay", "%E2%80%AE", "..%2F..%2Fetc"];
@@ -288,7 +294,11 @@ async fn every_response_carries_the_security_headers_and_pages_a_nonce_policy() 
                 if tag.contains("src=") {
                     continue;
                 }
-                let nonce = tag.split("nonce=\"").nth(1).and_then(|n| n.split('"').next()).unwrap_or_else(|| panic!("{path}: inline script without a nonce: {tag}"));
+                let nonce = tag
+                    .split("nonce=\"")
+                    .nth(1)
+                    .and_then(|n| n.split('"').next())
+                    .unwrap_or_else(|| panic!("{path}: inline script without a nonce: {tag}"));
                 assert!(policy.contains(&format!("'nonce-{nonce}'")), "{path}: nonce {nonce} not in {policy}");
             }
         } else {

@@ -89,7 +89,8 @@ impl History {
 const CARDS: [&str; 4] = ["tok_visa", "tok_visa", "tok_chargeDeclined", "tok_lost"];
 
 async fn hold(fan: &Client, event: Uuid, seats: &[String], key: &str) -> Answer {
-    let request = fan.http.post(format!("{}/api/v1/events/{event}/holds", fan.base)).header("idempotency-key", key).json(&json!({ "seat_ids": seats }));
+    let request =
+        fan.http.post(format!("{}/api/v1/events/{event}/holds", fan.base)).header("idempotency-key", key).json(&json!({ "seat_ids": seats }));
     Answer::of(request.timeout(Duration::from_secs(15)).send().await).await
 }
 
@@ -200,7 +201,8 @@ async fn a_history_under_faults_agrees_with_the_final_state() {
     let pool = frontrow_server::startup::connect(&database_url, 4).await.expect("pool");
     frontrow_server::startup::migrate(&pool).await.expect("migrations");
     let engine = frontrow_server::startup::engine(&test_settings(), pool.clone()).expect("engine");
-    let staff_account = frontrow_engine::accounts::NewUser { email: "history-staff@example.test", password: PASSWORD, name: "S", role: frontrow_model::Role::Staff };
+    let staff_account =
+        frontrow_engine::accounts::NewUser { email: "history-staff@example.test", password: PASSWORD, name: "S", role: frontrow_model::Role::Staff };
     engine.create_user(staff_account).await.expect("staff");
 
     let port = free_port();
@@ -224,7 +226,12 @@ async fn a_history_under_faults_agrees_with_the_final_state() {
     let mut fans = Vec::new();
     for n in 0..10 {
         let c = client_for(&base);
-        let r = c.post("/api/v1/auth/signup", json!({ "email": format!("history-{n}-{}@example.test", Uuid::new_v4().simple()), "password": PASSWORD, "name": "Fan" })).await;
+        let r = c
+            .post(
+                "/api/v1/auth/signup",
+                json!({ "email": format!("history-{n}-{}@example.test", Uuid::new_v4().simple()), "password": PASSWORD, "name": "Fan" }),
+            )
+            .await;
         assert_eq!(r.status, 201, "{}", r.body);
         fans.push(c);
     }
@@ -325,14 +332,15 @@ async fn check(entries: &[Entry], pool: &sqlx::PgPool, event: Uuid) {
         assert!(same, "key {} of {} answered {first:?} and then {this:?}", e.key, e.who);
     }
 
-    let holds: HashMap<String, (String, Vec<String>)> = sqlx::query_as::<_, (Uuid, String, Vec<String>)>("SELECT hold_id, state::text, seat_ids FROM holds WHERE event_id = $1")
-        .bind(event)
-        .fetch_all(pool)
-        .await
-        .expect("holds")
-        .into_iter()
-        .map(|(id, state, seats)| (id.to_string(), (state, seats)))
-        .collect();
+    let holds: HashMap<String, (String, Vec<String>)> =
+        sqlx::query_as::<_, (Uuid, String, Vec<String>)>("SELECT hold_id, state::text, seat_ids FROM holds WHERE event_id = $1")
+            .bind(event)
+            .fetch_all(pool)
+            .await
+            .expect("holds")
+            .into_iter()
+            .map(|(id, state, seats)| (id.to_string(), (state, seats)))
+            .collect();
     let bookings: HashMap<String, (String, String, Option<String>)> = sqlx::query_as::<_, (Uuid, Uuid, String, Option<String>)>(
         "SELECT b.booking_id, b.hold_id, b.status::text, c.idempotency_key FROM bookings b LEFT JOIN checkouts c ON c.booking_id = b.booking_id WHERE b.event_id = $1",
     )

@@ -1,7 +1,6 @@
 //! Holds under contention, against real PostgreSQL: every race ends with the
 //! database audited.
 
-
 use std::collections::{HashMap, HashSet};
 
 use crate::common::*;
@@ -76,8 +75,7 @@ async fn overlapping_group_holds_are_all_or_nothing() {
             201 => {
                 won += 1;
                 let hold_id = reply.body["hold_id"].as_str().unwrap().to_owned();
-                let got: HashSet<String> =
-                    reply.body["seat_ids"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_owned()).collect();
+                let got: HashSet<String> = reply.body["seat_ids"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_owned()).collect();
                 assert_eq!(got, wanted.iter().cloned().collect::<HashSet<_>>(), "a hold gets exactly what it asked for");
                 for seat in got {
                     assert!(owner_of.insert(seat.clone(), hold_id.clone()).is_none(), "seat {seat} in two holds");
@@ -208,13 +206,17 @@ async fn releases_together_are_each_judged_alone() {
         statuses.sort_unstable();
         match i {
             0..30 => assert_eq!(statuses, [204, 410, 410], "fan {i}: freed once"),
-            30..35 => assert!(statuses == [201, 409] || statuses == [201, 410] || statuses == [204, 410], "fan {i}: one of the two wins whole: {answers:?}"),
+            30..35 => {
+                assert!(statuses == [201, 409] || statuses == [201, 410] || statuses == [204, 410], "fan {i}: one of the two wins whole: {answers:?}")
+            }
             _ => assert_eq!(statuses, [404, 410], "fan {i}: {answers:?}"),
         }
     }
     let state = |id: String| {
         let pool = app.pool.clone();
-        async move { sqlx::query_scalar::<_, String>("SELECT state::text FROM holds WHERE hold_id = $1::uuid").bind(id).fetch_one(&pool).await.expect("hold") }
+        async move {
+            sqlx::query_scalar::<_, String>("SELECT state::text FROM holds WHERE hold_id = $1::uuid").bind(id).fetch_one(&pool).await.expect("hold")
+        }
     };
     for (i, (id, _)) in holds.iter().enumerate() {
         let state = state(id.clone()).await;
@@ -224,12 +226,11 @@ async fn releases_together_are_each_judged_alone() {
             _ => assert_eq!(state, "active", "fan {i}: untouched"),
         }
     }
-    let (freed, held): (i64, i64) = sqlx::query_as(
-        "SELECT count(*) FILTER (WHERE reason = 'release'), (SELECT count(*) FROM seats WHERE state = 'held') FROM seat_events",
-    )
-    .fetch_one(&app.pool)
-    .await
-    .expect("counts");
+    let (freed, held): (i64, i64) =
+        sqlx::query_as("SELECT count(*) FILTER (WHERE reason = 'release'), (SELECT count(*) FROM seats WHERE state = 'held') FROM seat_events")
+            .fetch_one(&app.pool)
+            .await
+            .expect("counts");
     let checkouts_lost = by_fan.iter().filter(|(i, a)| (30..35).contains(*i) && a.contains(&("release", 204))).count() as i64;
     assert_eq!(freed, 2 * (30 + checkouts_lost), "each released seat logged once");
     assert_eq!(held, 2 * 5, "the wrong token's and the other fan's holds still stand");
@@ -457,8 +458,10 @@ async fn one_batch_decides_its_requests_as_if_one_by_one() {
 async fn the_board_and_the_database_tag_a_holder_alike() {
     let app = spawn_app().await;
     let mut ids: Vec<uuid::Uuid> = (0..32).map(|_| uuid::Uuid::new_v4()).collect();
-    ids.extend(["ffffffff-0000-4000-8000-000000000000", "80000000-0000-4000-8000-000000000000", "00000000-0000-4000-8000-000000000000"]
-        .map(|s| s.parse::<uuid::Uuid>().expect("uuid")));
+    ids.extend(
+        ["ffffffff-0000-4000-8000-000000000000", "80000000-0000-4000-8000-000000000000", "00000000-0000-4000-8000-000000000000"]
+            .map(|s| s.parse::<uuid::Uuid>().expect("uuid")),
+    );
     for id in ids {
         let tag: i32 = sqlx::query_scalar("SELECT holder_tag($1)").bind(id).fetch_one(&app.pool).await.expect("holder_tag");
         assert_eq!(tag, frontrow_engine::venue::live::holder_tag(id.into()), "{id}");

@@ -231,7 +231,8 @@ async fn a_queue_socket_is_only_for_the_fan_whose_ticket_it_is() {
         .fetch_one(&app.pool)
         .await
         .unwrap();
-    let token = app.engine.join_queue(event.into(), SalePhase::Public, owner.into(), "test-binding").await.map(|view| view.queue_token).expect("join");
+    let token =
+        app.engine.join_queue(event.into(), SalePhase::Public, owner.into(), "test-binding").await.map(|view| view.queue_token).expect("join");
     let (owner_cookie, other_cookie) = (session_cookie(&app, owner.into()).await, session_cookie(&app, other.into()).await);
     assert_eq!(refused_with(queue_socket(&app, event, &token, None).await), 401, "signed out");
     assert_eq!(refused_with(queue_socket(&app, event, &token, Some(&other_cookie)).await), 403, "another fan's ticket");
@@ -262,7 +263,8 @@ async fn counter_booking(app: &TestApp, staff: &Client, event: Uuid, seats: &[&s
     let mut tickets = Vec::new();
     for t in sale.body["tickets"].as_array().expect("tickets") {
         let id = t["ticket_id"].as_str().expect("ticket").to_owned();
-        let code: String = sqlx::query_scalar("SELECT code FROM tickets WHERE ticket_id = $1").bind(id.parse::<Uuid>().unwrap()).fetch_one(&app.pool).await.unwrap();
+        let code: String =
+            sqlx::query_scalar("SELECT code FROM tickets WHERE ticket_id = $1").bind(id.parse::<Uuid>().unwrap()).fetch_one(&app.pool).await.unwrap();
         tickets.push((id, code));
     }
     (booking, tickets)
@@ -393,7 +395,11 @@ async fn a_cancelled_event_that_cannot_be_refunded_does_not_stop_the_others() {
     let (fine_booking, _) = counter_booking(&app, &staff, fine, &["A-1-1"]).await;
     // One booking's payment can no longer be found (its refund fails every
     // time); both events were cancelled by a cancel cut short.
-    sqlx::query("UPDATE checkouts SET booking_id = NULL WHERE booking_id = $1").bind(broken_booking.parse::<Uuid>().unwrap()).execute(&app.pool).await.unwrap();
+    sqlx::query("UPDATE checkouts SET booking_id = NULL WHERE booking_id = $1")
+        .bind(broken_booking.parse::<Uuid>().unwrap())
+        .execute(&app.pool)
+        .await
+        .unwrap();
     sqlx::query("UPDATE events SET cancelled_at = now() - interval '1 minute' WHERE event_id = $1").bind(broken).execute(&app.pool).await.unwrap();
     sqlx::query("UPDATE events SET cancelled_at = now() WHERE event_id = $1").bind(fine).execute(&app.pool).await.unwrap();
     let round = app.engine.reconcile_once().await;

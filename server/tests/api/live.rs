@@ -2,7 +2,6 @@
 //! of another; each instance serves seat maps from memory, loading an event
 //! once however many requests arrive at the same moment.
 
-
 use std::time::Duration;
 
 use crate::common::*;
@@ -23,11 +22,8 @@ async fn viewer(app: &TestApp, event_id: Uuid, query: &str) -> (Socket, Value) {
 
 pub(crate) async fn next_frame(socket: &mut Socket) -> Value {
     loop {
-        let message = tokio::time::timeout(Duration::from_secs(10), socket.next())
-            .await
-            .expect("a frame within 10 s")
-            .expect("socket open")
-            .expect("frame");
+        let message =
+            tokio::time::timeout(Duration::from_secs(10), socket.next()).await.expect("a frame within 10 s").expect("socket open").expect("frame");
         if let Message::Text(text) = message {
             return serde_json::from_str(&text).expect("JSON frame");
         }
@@ -72,10 +68,8 @@ async fn every_committed_seat_change_reaches_the_map_even_by_hand_and_from_an_ol
     let fan = app.fan().await;
     assert_eq!(fan.hold(event_id, &["A-1-2"]).await.status, 201);
     // An older transaction still open does not hold the newer change back.
-    eventually(5, "the hold while an older transaction is open", || async {
-        (statuses(&client.get(&path).await)["A-1-2"] == "held").then_some(())
-    })
-    .await;
+    eventually(5, "the hold while an older transaction is open", || async { (statuses(&client.get(&path).await)["A-1-2"] == "held").then_some(()) })
+        .await;
     sqlx::query("UPDATE seats SET state = 'blocked', blocked_reason = 'by hand', version = nextval('seat_version_seq') WHERE event_id = $1 AND seat_id = 'A-1-1'")
         .bind(event_id)
         .execute(&mut *older)
@@ -117,9 +111,8 @@ async fn changes_through_one_instance_reach_viewers_of_another() {
     await_status(&mut socket, "A-1-2", "available").await;
 
     let hold = fan.hold(event_id, &["A-2-3"]).await;
-    let paid = fan
-        .checkout(hold.body["hold_id"].as_str().unwrap_or_default(), hold.body["hold_token"].as_str().unwrap_or_default(), "tok_visa", "k1")
-        .await;
+    let paid =
+        fan.checkout(hold.body["hold_id"].as_str().unwrap_or_default(), hold.body["hold_token"].as_str().unwrap_or_default(), "tok_visa", "k1").await;
     assert_eq!(paid.status, 201, "{}", paid.body);
     await_status(&mut socket, "A-2-3", "sold").await;
 
@@ -335,7 +328,14 @@ async fn the_seat_list_is_served_as_prepared_bytes_with_an_etag() {
         let r = get(encoding, None).await;
         assert_eq!(r.status(), 200);
         let content_encoding = r.headers().get("content-encoding").map(|v| v.to_str().unwrap().to_owned());
-        assert_eq!(content_encoding.as_deref(), match encoding { "br, gzip" => Some("br"), "gzip" => Some("gzip"), _ => None });
+        assert_eq!(
+            content_encoding.as_deref(),
+            match encoding {
+                "br, gzip" => Some("br"),
+                "gzip" => Some("gzip"),
+                _ => None,
+            }
+        );
         etags.push(r.headers()["etag"].to_str().unwrap().to_owned());
         maps.push(decoded(content_encoding.as_deref(), &r.bytes().await.unwrap()));
     }

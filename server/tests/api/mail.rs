@@ -78,9 +78,8 @@ async fn each_booking_mails_its_tickets_once_though_the_server_stops_before_send
         spawn_app_on(&database_url, move |s| s.mail_outbox = Some(outbox))
     };
     let (second, third) = tokio::join!(spawn(), spawn());
-    let all_sent = eventually(20, "every booking's mail sent", || async {
-        bought.iter().all(|(to, _)| !mails_to(&outbox, to).is_empty()).then_some(())
-    });
+    let all_sent =
+        eventually(20, "every booking's mail sent", || async { bought.iter().all(|(to, _)| !mails_to(&outbox, to).is_empty()).then_some(()) });
     all_sent.await;
     tokio::time::sleep(Duration::from_millis(600)).await;
     for (to, booking) in &bought {
@@ -116,21 +115,33 @@ async fn each_booking_mails_its_tickets_once_though_the_server_stops_before_send
     assert_eq!(resent.status, 202, "{}", resent.body);
     assert_eq!(mails_to(&outbox, to).len(), 2, "a re-send goes out at once");
     let ticket = booking["tickets"][0]["ticket_id"].as_str().unwrap_or_default();
-    let refunded = post_key(&staff, &format!("/api/v1/admin/bookings/{booking_id}/refund"), json!({ "ticket_ids": [ticket], "reason": "cannot come" })).await;
+    let refunded =
+        post_key(&staff, &format!("/api/v1/admin/bookings/{booking_id}/refund"), json!({ "ticket_ids": [ticket], "reason": "cannot come" })).await;
     assert_eq!(refunded.status, 200, "{}", refunded.body);
     eventually(10, "the refund mail", || async { (mails_to(&outbox, to).len() == 3).then_some(()) }).await;
     let refund_mail = mails_to(&outbox, to).pop().unwrap_or_default();
     assert_eq!(refund_mail["subject"].as_str().map(|s| s.starts_with("Refund for")), Some(true));
     assert!(refund_mail["body"].as_str().unwrap_or_default().contains("Refunded: €"));
     let kinds = staff.get(&format!("/api/v1/admin/bookings/{booking_id}/mails")).await.body["mails"].clone();
-    assert_eq!(kinds.as_array().map(|m| m.iter().map(|m| m["kind"].clone()).collect::<Vec<_>>()), Some(vec![json!("tickets"), json!("tickets"), json!("refund")]));
+    assert_eq!(
+        kinds.as_array().map(|m| m.iter().map(|m| m["kind"].clone()).collect::<Vec<_>>()),
+        Some(vec![json!("tickets"), json!("tickets"), json!("refund")])
+    );
 
     // A counter sale mails the address given, and without one mails nobody.
-    let with_address = post_key(&staff, &format!("/api/v1/admin/events/{event}/counter-sales"),
-        json!({ "seat_ids": ["A-1-6"], "payment": "cash", "customer_name": "Walk In", "customer_email": "walk-in@example.test" })).await;
+    let with_address = post_key(
+        &staff,
+        &format!("/api/v1/admin/events/{event}/counter-sales"),
+        json!({ "seat_ids": ["A-1-6"], "payment": "cash", "customer_name": "Walk In", "customer_email": "walk-in@example.test" }),
+    )
+    .await;
     assert_eq!(with_address.status, 201, "{}", with_address.body);
-    let without = post_key(&staff, &format!("/api/v1/admin/events/{event}/counter-sales"),
-        json!({ "seat_ids": ["A-2-6"], "payment": "cash", "customer_name": "No Mail" })).await;
+    let without = post_key(
+        &staff,
+        &format!("/api/v1/admin/events/{event}/counter-sales"),
+        json!({ "seat_ids": ["A-2-6"], "payment": "cash", "customer_name": "No Mail" }),
+    )
+    .await;
     assert_eq!(without.status, 201, "{}", without.body);
     eventually(10, "the counter sale's mail", || async { (mails_to(&outbox, "walk-in@example.test").len() == 1).then_some(()) }).await;
     let unmailed: i64 = sqlx::query_scalar("SELECT count(*) FROM mail_outbox WHERE booking_id = $1")
@@ -140,7 +151,12 @@ async fn each_booking_mails_its_tickets_once_though_the_server_stops_before_send
         .expect("count");
     assert_eq!(unmailed, 0);
     let nobody = without.body["booking_id"].as_str().unwrap_or_default();
-    assert_error("re-sending with nobody to mail", &staff.post(&format!("/api/v1/admin/bookings/{nobody}/resend"), Value::Null).await, 422, "invalid_input");
+    assert_error(
+        "re-sending with nobody to mail",
+        &staff.post(&format!("/api/v1/admin/bookings/{nobody}/resend"), Value::Null).await,
+        422,
+        "invalid_input",
+    );
     assert_error("mails of no booking", &staff.get(&format!("/api/v1/admin/bookings/{}/mails", Uuid::new_v4())).await, 404, "not_found");
     assert_eq!(pdf_pages(&attachment(&mails_to(&outbox, "walk-in@example.test")[0], "tickets.pdf")), 1);
     // Printed by staff, the tickets still name their holder.

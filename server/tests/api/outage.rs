@@ -40,7 +40,12 @@ async fn the_database_stops_mid_sale_and_the_server_rides_it_out() {
     {
         let pool = frontrow_server::startup::connect(&database_url, 2).await.unwrap();
         frontrow_server::startup::migrate(&pool).await.unwrap();
-        let staff = frontrow_engine::accounts::NewUser { email: "outage-staff@example.test", password: PASSWORD, name: "S", role: frontrow_model::Role::Staff };
+        let staff = frontrow_engine::accounts::NewUser {
+            email: "outage-staff@example.test",
+            password: PASSWORD,
+            name: "S",
+            role: frontrow_model::Role::Staff,
+        };
         frontrow_server::startup::engine(&test_settings(), pool.clone()).unwrap().create_user(staff).await.unwrap();
         pool.close().await;
     }

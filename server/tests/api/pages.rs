@@ -1,7 +1,6 @@
 //! Server-rendered pages: the seat map in the HTML, bookings and printable
 //! tickets only for their owner.
 
-
 use crate::common::*;
 use serde_json::json;
 use uuid::Uuid;

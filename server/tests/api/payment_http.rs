@@ -2,17 +2,16 @@
 //! shape Stripe made common): the adapter on its own, then the whole server
 //! configured with `FRONTROW_PAYMENT_PROVIDER=http`.
 
-
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::common::*;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use axum::{Form, Json, Router};
-use crate::common::*;
 use frontrow_engine::payment::{HttpProvider, PaymentProvider, PaymentRequest, PaymentStatus, ProviderError, RefundStatus};
 use serde_json::{json, Value};
 use uuid::Uuid;
@@ -246,11 +245,7 @@ async fn search_intents(State(ledger): State<Shared>, headers: HeaderMap, Query(
     if let Err(a) = authorised(&ledger, &headers) {
         return a;
     }
-    let wanted = params
-        .get("query")
-        .and_then(|q| q.strip_prefix("metadata['frontrow_key']:'"))
-        .and_then(|q| q.strip_suffix('\''))
-        .map(str::to_owned);
+    let wanted = params.get("query").and_then(|q| q.strip_prefix("metadata['frontrow_key']:'")).and_then(|q| q.strip_suffix('\'')).map(str::to_owned);
     let Some(wanted) = wanted else {
         return api_error(StatusCode::BAD_REQUEST, "invalid_request_error", "parameter_invalid", "unsupported search query");
     };
@@ -318,7 +313,10 @@ async fn create_refund(State(ledger): State<Shared>, headers: HeaderMap, Form(fo
     let mut l = ledger.lock().unwrap();
     if let Some(id) = l.refund_by_idem.get(&key) {
         let r = &l.refunds[id];
-        return (StatusCode::OK, Json(json!({ "id": r.id, "object": "refund", "status": "succeeded", "amount": r.amount, "payment_intent": r.payment_intent })));
+        return (
+            StatusCode::OK,
+            Json(json!({ "id": r.id, "object": "refund", "status": "succeeded", "amount": r.amount, "payment_intent": r.payment_intent })),
+        );
     }
     let intent_id = form.get("payment_intent").cloned().unwrap_or_default();
     let Some(intent) = l.intents.get(&intent_id).cloned() else {
@@ -691,10 +689,7 @@ async fn checkout_through_the_http_provider() {
 
     // Exactly one charge per paid checkout, none for the declined one, no refunds.
     let rows: Vec<(Uuid, String, String)> =
-        sqlx::query_as("SELECT checkout_id, provider_key, status::text FROM payment_intents ORDER BY created_at")
-            .fetch_all(&app.pool)
-            .await
-            .unwrap();
+        sqlx::query_as("SELECT checkout_id, provider_key, status::text FROM payment_intents ORDER BY created_at").fetch_all(&app.pool).await.unwrap();
     assert_eq!(rows.len(), 5, "payment intents: {rows:?}");
     for (checkout_id, key, status) in &rows {
         let expected = if *checkout_id == declined_checkout { 0 } else { 1 };

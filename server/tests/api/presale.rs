@@ -90,12 +90,20 @@ async fn fifty_fans_race_one_single_use_code_one_wins_and_a_lapsed_or_released_h
     })
     .await;
     // Released: given back again.
-    let released = fans[next].release(again.body["hold_id"].as_str().unwrap_or_default(), again.body["hold_token"].as_str().unwrap_or_default()).await;
+    let released =
+        fans[next].release(again.body["hold_id"].as_str().unwrap_or_default(), again.body["hold_token"].as_str().unwrap_or_default()).await;
     assert_eq!(released.status, 204, "{}", released.body);
     let third = (winner + 2) % fans.len();
     let bought = fans[third].hold(event, &[seats[third].as_str()]).await;
     assert_eq!(bought.status, 201, "{}", bought.body);
-    let paid = fans[third].checkout(bought.body["hold_id"].as_str().unwrap_or_default(), bought.body["hold_token"].as_str().unwrap_or_default(), "tok_visa", "presale-1").await;
+    let paid = fans[third]
+        .checkout(
+            bought.body["hold_id"].as_str().unwrap_or_default(),
+            bought.body["hold_token"].as_str().unwrap_or_default(),
+            "tok_visa",
+            "presale-1",
+        )
+        .await;
     assert_eq!(paid.status, 201, "{}", paid.body);
     // Paid for, the use stays taken, however long the hold would have lasted.
     tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
@@ -147,7 +155,8 @@ async fn a_presale_code_opens_only_its_seats_in_its_window_and_guessing_it_is_th
     assert_eq!(shared.body["batch"]["hint"], json!("FA…"), "a shared code is kept only hashed");
     let again = make_codes(&staff, event, json!({ "code": "fanclub2030" })).await;
     assert_error("the same code twice in one event", &again, 422, "invalid_input");
-    let stored: Option<String> = sqlx::query_scalar("SELECT code FROM access_codes WHERE event_id = $1").bind(event).fetch_one(&app.pool).await.expect("code row");
+    let stored: Option<String> =
+        sqlx::query_scalar("SELECT code FROM access_codes WHERE event_id = $1").bind(event).fetch_one(&app.pool).await.expect("code row");
     assert_eq!(stored, None, "the shared code is not stored as typed");
 
     // Fans see the presale, never its codes.
@@ -183,7 +192,11 @@ async fn a_presale_code_opens_only_its_seats_in_its_window_and_guessing_it_is_th
     let third = app.fan().await;
     let early = enter(&third, event, "LATER-2030").await;
     assert_eq!(early.status, 200, "{}", early.body);
-    assert!(early.body["starts_at"].as_str().is_some_and(|at| at.parse::<chrono::DateTime<chrono::Utc>>().is_ok_and(|at| at > now)), "{}", early.body);
+    assert!(
+        early.body["starts_at"].as_str().is_some_and(|at| at.parse::<chrono::DateTime<chrono::Utc>>().is_ok_and(|at| at > now)),
+        "{}",
+        early.body
+    );
     assert_error("a hold before the code's window", &third.hold(event, &["A-2-1"]).await, 403, "access_code_invalid");
     let batch = shared.body["batch"]["batch_id"].as_str().unwrap_or_default();
     let revoked = staff.post(&format!("/api/v1/admin/events/{event}/access-codes/{batch}/revoke"), json!({})).await;
@@ -218,7 +231,9 @@ async fn a_presale_code_opens_only_its_seats_in_its_window_and_guessing_it_is_th
     assert_error("the right code while waiting", &enter(&guesser, event, "LATER-2030").await, 429, "rate_limited");
 
     // Once the public sale opens, codes change nothing: anyone holds anything.
-    let opened = staff.send(staff.http.patch(app.url(&format!("/api/v1/admin/events/{event}"))).json(&json!({ "sale_opens_at": "2020-01-01T10:00:00Z" }))).await;
+    let opened = staff
+        .send(staff.http.patch(app.url(&format!("/api/v1/admin/events/{event}"))).json(&json!({ "sale_opens_at": "2020-01-01T10:00:00Z" })))
+        .await;
     assert_eq!(opened.status, 200, "{}", opened.body);
     let public = app.fan().await;
     let open_hold = eventually(10, "the public sale to open on the board", || async {

@@ -81,7 +81,8 @@ async fn a_presale_has_its_own_queue_and_draw_and_its_admissions_hold_only_durin
         )
         .await;
     assert_eq!(codes.status, 201, "{}", codes.body);
-    let settings = staff.send(staff.http.patch(format!("{}/api/v1/admin/events/{event}/waiting-room", staff.base)).json(&json!({ "max_active": 5 }))).await;
+    let settings =
+        staff.send(staff.http.patch(format!("{}/api/v1/admin/events/{event}/waiting-room", staff.base)).json(&json!({ "max_active": 5 }))).await;
     assert_eq!(settings.status, 200, "{}", settings.body);
 
     // 30 fans enter the code before the presale opens, then all join at once;

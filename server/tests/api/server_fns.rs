@@ -92,9 +92,7 @@ async fn server_functions_are_rate_limited_per_address() {
     // Sign-in is limited too (it costs an Argon2 hash).
     let mut signed_in_limited = false;
     for _ in 0..20 {
-        let r = fan
-            .send(fan.http.post(format!("{}/_app/sign_in", fan.base)).form(&[("email", "x@example.test"), ("password", "nope")]))
-            .await;
+        let r = fan.send(fan.http.post(format!("{}/_app/sign_in", fan.base)).form(&[("email", "x@example.test"), ("password", "nope")])).await;
         if r.status == 429 {
             signed_in_limited = true;
             break;
@@ -133,7 +131,8 @@ async fn a_waiting_room_event_needs_the_fans_admission_token() {
     assert_eq!(seat_state(&app.pool, event_id, "A-1-1").await, "available");
     let held = hold_fn(&fan, event_id, &["A-1-1"], Some(&admission)).await;
     assert_eq!(held.status, 201, "{}", held.body);
-    let best = other.post("/_app/hold_best", json!({ "event_id": event_id, "count": 2, "tier": "Standard", "admission_token": other_admission })).await;
+    let best =
+        other.post("/_app/hold_best", json!({ "event_id": event_id, "count": 2, "tier": "Standard", "admission_token": other_admission })).await;
     assert_eq!(best.status, 201, "{}", best.body);
     app.assert_invariants().await;
 }
@@ -187,7 +186,8 @@ async fn sign_up_and_sign_in_work_as_plain_forms_without_javascript() {
 
     // A wrong password sends the form back with the error, which the page shows.
     let other = no_redirects();
-    let refused = form_post(&other, "/_app/sign_in", &[("email", &email), ("password", "wrong password"), ("next", "/account")], "/signin?next=/account").await;
+    let refused =
+        form_post(&other, "/_app/sign_in", &[("email", &email), ("password", "wrong password"), ("next", "/account")], "/signin?next=/account").await;
     assert_eq!(refused.status, 302);
     let back = refused.headers.get("location").and_then(|l| l.to_str().ok()).expect("a location").to_owned();
     assert!(back.contains("/signin") && back.contains("__err="), "{back}");

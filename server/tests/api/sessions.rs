@@ -47,7 +47,8 @@ async fn signing_out_on_one_instance_ends_the_session_on_every_instance_and_no_s
     // B reads the session once and keeps it in memory.
     assert_eq!(me(&b, &session).await, 200);
 
-    let out = reqwest::Client::new().post(a.url("/api/v1/auth/logout")).header("cookie", format!("{SESSION_COOKIE}={session}")).send().await.expect("sent");
+    let out =
+        reqwest::Client::new().post(a.url("/api/v1/auth/logout")).header("cookie", format!("{SESSION_COOKIE}={session}")).send().await.expect("sent");
     assert_eq!(out.status().as_u16(), 204);
     eventually(5, "B to hear of the sign-out", || async { (me(&b, &session).await == 401).then_some(()) }).await;
 
@@ -170,7 +171,14 @@ async fn a_form_on_another_site_cannot_sign_a_visitor_in_or_up() {
         ("/_app/sign_up", "application/x-www-form-urlencoded", format!("name=X&email={email}&password=correct+horse+battery")),
     ];
     for (path, content_type, body) in cross_site {
-        let r = visitor.post(app.url(path)).header("origin", "https://evil.example").header("content-type", content_type).body(body).send().await.expect("sent");
+        let r = visitor
+            .post(app.url(path))
+            .header("origin", "https://evil.example")
+            .header("content-type", content_type)
+            .body(body)
+            .send()
+            .await
+            .expect("sent");
         assert_eq!(r.status().as_u16(), 403, "{path} from another site");
         assert!(r.headers().get("set-cookie").is_none(), "{path} set a cookie");
     }

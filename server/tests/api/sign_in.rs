@@ -68,7 +68,8 @@ async fn the_owner_gets_in_from_their_own_device_while_someone_guesses() {
     let owner = app.client();
     let r = owner.post("/api/v1/auth/login", login(&email, PASSWORD)).await;
     assert_eq!(r.status, 200, "{}", r.body);
-    let cookie = r.headers.get_all("set-cookie").iter().filter_map(|v| v.to_str().ok()).find(|v| v.starts_with("frontrow_device=")).map(str::to_owned);
+    let cookie =
+        r.headers.get_all("set-cookie").iter().filter_map(|v| v.to_str().ok()).find(|v| v.starts_with("frontrow_device=")).map(str::to_owned);
     let cookie = cookie.expect("a device cookie");
     assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"), "{cookie}");
     assert_eq!(owner.post("/api/v1/auth/logout", json!({})).await.status, 204);

@@ -53,7 +53,11 @@ async fn each_seat_is_priced_by_its_type_on_the_server_and_the_figures_split_by_
     assert_error("a tier no type sells", &uncovered, 422, "invalid_input");
     let stray = event_with_types(&staff, json!([{ "name": "Adult", "prices": [{ "tier": "Balcony", "price_cents": 1 }, { "tier": "Front", "price_cents": 5000 }, { "tier": "Back", "price_cents": 2500 }] }])).await;
     assert_error("a tier the event lacks", &stray, 422, "invalid_input");
-    let off_price = event_with_types(&staff, json!([{ "name": "Adult", "prices": [{ "tier": "Front", "price_cents": 4999 }, { "tier": "Back", "price_cents": 2500 }] }])).await;
+    let off_price = event_with_types(
+        &staff,
+        json!([{ "name": "Adult", "prices": [{ "tier": "Front", "price_cents": 4999 }, { "tier": "Back", "price_cents": 2500 }] }]),
+    )
+    .await;
     assert_error("a seat's default type not at its tier's price", &off_price, 422, "invalid_input");
     let created = event_with_types(&staff, types()).await;
     assert_eq!(created.status, 201, "{}", created.body);

@@ -37,7 +37,8 @@ async fn create_venue_event(app: &TestApp, floor: u32, max_seats: u32) -> Uuid {
 }
 
 async fn hold_places(fan: &Client, event_id: Uuid, count: u32, key: Option<&str>) -> Reply {
-    let mut request = fan.http.post(format!("{}/api/v1/events/{event_id}/holds/standing", fan.base)).json(&json!({ "section": "FLOOR", "count": count }));
+    let mut request =
+        fan.http.post(format!("{}/api/v1/events/{event_id}/holds/standing", fan.base)).json(&json!({ "section": "FLOOR", "count": count }));
     if let Some(key) = key {
         request = request.header("idempotency-key", key);
     }
@@ -167,7 +168,12 @@ async fn standing_places_go_through_checkout_refund_counter_sale_and_check_in() 
     let hold = hold_places(&fan, event_id, 3, None).await;
     assert_eq!(hold.status, 201);
     let paid = fan
-        .checkout(hold.body["hold_id"].as_str().unwrap_or_default(), hold.body["hold_token"].as_str().unwrap_or_default(), "tok_visa", &Uuid::new_v4().to_string())
+        .checkout(
+            hold.body["hold_id"].as_str().unwrap_or_default(),
+            hold.body["hold_token"].as_str().unwrap_or_default(),
+            "tok_visa",
+            &Uuid::new_v4().to_string(),
+        )
         .await;
     assert_eq!(paid.status, 201, "{}", paid.body);
     let booking_id = paid.body["booking_id"].as_str().expect("booking").to_owned();

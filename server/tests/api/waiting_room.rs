@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use frontrow_model::{HoldToken, QueueState, SalePhase, SeatId, UserId};
 
 use crate::common::*;
-use futures::StreamExt;
 use frontrow_engine::queue;
+use futures::StreamExt;
 use serde_json::json;
 use sqlx::PgPool;
 use uuid::Uuid;
@@ -17,7 +17,8 @@ use uuid::Uuid;
 pub(crate) async fn room_event(app: &TestApp, seats: usize, opens_in_secs: i64) -> Uuid {
     let staff = app.staff().await;
     let opens = chrono::Utc::now() + chrono::Duration::seconds(opens_in_secs);
-    let rows: Vec<_> = (0..seats.div_ceil(10)).map(|r| json!({ "row": (r + 1).to_string(), "seats": 10.min(seats - r * 10), "tier": "Standard" })).collect();
+    let rows: Vec<_> =
+        (0..seats.div_ceil(10)).map(|r| json!({ "row": (r + 1).to_string(), "seats": 10.min(seats - r * 10), "tier": "Standard" })).collect();
     let r = staff
         .post(
             "/api/v1/admin/events",
@@ -139,7 +140,8 @@ async fn ten_thousand_joins_get_unique_contiguous_places_and_are_admitted_in_ord
     assert_eq!(numbers, (1..=10_000).collect::<Vec<_>>(), "unique and contiguous");
 
     // Joining again keeps the place.
-    let again = app.engine.join_queue(event_id.into(), SalePhase::Public, fans[17], "test-binding").await.map(|view| view.queue_token).expect("rejoin");
+    let again =
+        app.engine.join_queue(event_id.into(), SalePhase::Public, fans[17], "test-binding").await.map(|view| view.queue_token).expect("rejoin");
     let first: String = sqlx::query_scalar("SELECT queue_token FROM queue_entries WHERE event_id = $1 AND user_id = $2")
         .bind(event_id)
         .bind(fans[17])
@@ -385,13 +387,12 @@ async fn one_instance_admits_per_round_and_another_takes_over() {
         a.engine.join_queue(event_id.into(), SalePhase::Public, fan, "test-binding").await.map(|view| view.queue_token).expect("join");
     }
     tokio::time::sleep(Duration::from_millis(3500)).await;
-    let rounds: Vec<(Uuid, f64)> = sqlx::query_as(
-        "SELECT instance_id, extract(epoch FROM at)::float8 FROM admission_ticks WHERE event_id = $1 ORDER BY at",
-    )
-    .bind(event_id)
-    .fetch_all(&a.pool)
-    .await
-    .expect("rounds");
+    let rounds: Vec<(Uuid, f64)> =
+        sqlx::query_as("SELECT instance_id, extract(epoch FROM at)::float8 FROM admission_ticks WHERE event_id = $1 ORDER BY at")
+            .bind(event_id)
+            .fetch_all(&a.pool)
+            .await
+            .expect("rounds");
     assert!(rounds.len() >= 2, "{rounds:?}");
     let leader = rounds[0].0;
     assert!(rounds.iter().all(|(i, _)| *i == leader), "one instance admits: {rounds:?}");
@@ -493,7 +494,11 @@ async fn positions_reach_waiting_fans_right_after_each_round() {
         sockets.push(socket);
     }
     // Admit 20 at a time: every round moves everyone's position.
-    sqlx::query("UPDATE events SET max_active = 20, admission_factor = 1 WHERE event_id = $1").bind(event_id).execute(&app.pool).await.expect("limit");
+    sqlx::query("UPDATE events SET max_active = 20, admission_factor = 1 WHERE event_id = $1")
+        .bind(event_id)
+        .execute(&app.pool)
+        .await
+        .expect("limit");
     let mut latencies = Vec::new();
     for _ in 0..5 {
         sqlx::query("UPDATE queue_entries SET admission_expires_at = now() - interval '1 second' WHERE event_id = $1 AND admission_id IS NOT NULL")
@@ -652,7 +657,9 @@ async fn a_room_that_asks_for_a_verified_email_lets_in_fans_who_typed_their_code
     let event_id = room_event(&app, 10, -60).await;
     let open_room = room_event(&app, 10, -60).await;
     let staff = app.staff().await;
-    let set = staff.send(staff.http.patch(app.url(&format!("/api/v1/admin/events/{event_id}/waiting-room"))).json(&json!({ "require_verified_email": true }))).await;
+    let set = staff
+        .send(staff.http.patch(app.url(&format!("/api/v1/admin/events/{event_id}/waiting-room"))).json(&json!({ "require_verified_email": true })))
+        .await;
     assert_eq!((set.status, &set.body["require_verified_email"]), (200, &json!(true)), "{}", set.body);
 
     let fan = app.client();
@@ -716,9 +723,7 @@ async fn a_fan_who_books_frees_their_admission_slot_at_once() {
     assert_eq!(active().await, 1);
     let hold = hold_with(&fan, event_id, "A-1-1", Some(&admission)).await;
     assert_eq!(hold.status, 201, "{}", hold.body);
-    let paid = fan
-        .checkout(hold.body["hold_id"].as_str().unwrap(), hold.body["hold_token"].as_str().unwrap(), "tok_visa", "book-and-go")
-        .await;
+    let paid = fan.checkout(hold.body["hold_id"].as_str().unwrap(), hold.body["hold_token"].as_str().unwrap(), "tok_visa", "book-and-go").await;
     assert_eq!(paid.status, 201, "{}", paid.body);
     assert_eq!(active().await, 0, "the buyer no longer takes an admitted place");
     app.assert_invariants().await;
@@ -753,7 +758,11 @@ async fn only_fans_shopping_now_count_against_the_target() {
     app.engine.release(fans[0], released.hold_id, &token).await.expect("release");
     // The second lets their hold lapse.
     let lapsed = hold(1, "A-1-2").await;
-    sqlx::query("UPDATE holds SET expires_at = now() - interval '1 second' WHERE hold_id = $1").bind(lapsed.hold_id).execute(&app.pool).await.expect("lapse");
+    sqlx::query("UPDATE holds SET expires_at = now() - interval '1 second' WHERE hold_id = $1")
+        .bind(lapsed.hold_id)
+        .execute(&app.pool)
+        .await
+        .expect("lapse");
     sqlx::query("UPDATE seats SET hold_expires_at = now() - interval '1 second' WHERE hold_id = $1")
         .bind(lapsed.hold_id)
         .execute(&app.pool)

@@ -29,11 +29,7 @@ async fn entry(fan: &Client, event: Uuid) -> Value {
 
 /// Each entry's offer hold (none: waiting), in the order fans joined.
 async fn offers_in_order(pool: &sqlx::PgPool, event: Uuid) -> Vec<Option<Uuid>> {
-    sqlx::query_scalar("SELECT hold_id FROM waitlist_entries WHERE event_id = $1 ORDER BY seq")
-        .bind(event)
-        .fetch_all(pool)
-        .await
-        .expect("entries")
+    sqlx::query_scalar("SELECT hold_id FROM waitlist_entries WHERE event_id = $1 ORDER BY seq").bind(event).fetch_all(pool).await.expect("entries")
 }
 
 /// No seat is in two offers standing (open, paying or bought: a passed
@@ -63,7 +59,11 @@ async fn assert_one_fan_per_seat(pool: &sqlx::PgPool, event: Uuid) {
 /// Moves the hold's lease into the past, as if its time had run out.
 async fn lapse(pool: &sqlx::PgPool, hold: Uuid) {
     sqlx::query("UPDATE holds SET expires_at = now() - interval '1 second' WHERE hold_id = $1").bind(hold).execute(pool).await.expect("lapse hold");
-    sqlx::query("UPDATE seats SET hold_expires_at = now() - interval '1 second' WHERE hold_id = $1").bind(hold).execute(pool).await.expect("lapse seats");
+    sqlx::query("UPDATE seats SET hold_expires_at = now() - interval '1 second' WHERE hold_id = $1")
+        .bind(hold)
+        .execute(pool)
+        .await
+        .expect("lapse seats");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -153,8 +153,9 @@ async fn thirty_fans_wait_and_ten_seats_that_come_back_are_offered_in_order_one_
         .await;
     assert_eq!(refund.status, 200, "{}", refund.body);
     eventually(10, "the refunded seats offered", offered(7)).await;
-    let unblocked =
-        staff.send(staff.http.delete(format!("{}/api/v1/admin/events/{event}/blocks", staff.base)).json(&json!({ "seat_ids": ["A-1-19", "A-1-20"] }))).await;
+    let unblocked = staff
+        .send(staff.http.delete(format!("{}/api/v1/admin/events/{event}/blocks", staff.base)).json(&json!({ "seat_ids": ["A-1-19", "A-1-20"] })))
+        .await;
     assert_eq!(unblocked.status, 200, "{}", unblocked.body);
     eventually(10, "the unblocked seats offered", offered(9)).await;
     stop.cancel();
@@ -229,7 +230,9 @@ async fn thirty_fans_wait_and_ten_seats_that_come_back_are_offered_in_order_one_
     let to = fans[0].get("/api/v1/me").await.body["email"].as_str().unwrap_or_default().to_owned();
     let mail = eventually(10, "the offer's mail", || async {
         let text = std::fs::read_to_string(&outbox).unwrap_or_default();
-        text.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).find(|m| m["to"] == json!(to) && m["subject"].as_str().unwrap_or_default().starts_with("Seats for"))
+        text.lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|m| m["to"] == json!(to) && m["subject"].as_str().unwrap_or_default().starts_with("Seats for"))
     })
     .await;
     let body = mail["body"].as_str().unwrap_or_default();
@@ -245,7 +248,8 @@ async fn a_leader_killed_mid_round_offers_nothing_and_the_next_offers_each_seat_
     let setup = spawn_app().await;
     let event = setup.event(1, 3, 300, 2).await;
     let staff = setup.staff().await;
-    let blocked = staff.post(&format!("/api/v1/admin/events/{event}/blocks"), json!({ "seat_ids": ["A-1-1", "A-1-2", "A-1-3"], "reason": "desk" })).await;
+    let blocked =
+        staff.post(&format!("/api/v1/admin/events/{event}/blocks"), json!({ "seat_ids": ["A-1-1", "A-1-2", "A-1-3"], "reason": "desk" })).await;
     assert_eq!(blocked.status, 200, "{}", blocked.body);
     let fans = setup.fans(4).await;
     for fan in &fans {
@@ -254,7 +258,12 @@ async fn a_leader_killed_mid_round_offers_nothing_and_the_next_offers_each_seat_
     let email = format!("staff-{}@example.test", Uuid::new_v4().simple());
     setup
         .engine
-        .create_user(frontrow_engine::accounts::NewUser { email: &email, password: PASSWORD, name: "Desk", role: frontrow_engine::model::Role::Staff })
+        .create_user(frontrow_engine::accounts::NewUser {
+            email: &email,
+            password: PASSWORD,
+            name: "Desk",
+            role: frontrow_engine::model::Role::Staff,
+        })
         .await
         .expect("staff");
     let database_url = setup.database_url.clone();
@@ -265,7 +274,9 @@ async fn a_leader_killed_mid_round_offers_nothing_and_the_next_offers_each_seat_
     let mut doomed = start_server(&database_url, Some("abort_mid_waitlist_round")).await;
     let desk = client_for(&doomed.base);
     assert_eq!(desk.post("/api/v1/auth/login", json!({ "email": email, "password": PASSWORD })).await.status, 200);
-    let unblocked = desk.send(desk.http.delete(format!("{}/api/v1/admin/events/{event}/blocks", desk.base)).json(&json!({ "seat_ids": ["A-1-1", "A-1-2", "A-1-3"] }))).await;
+    let unblocked = desk
+        .send(desk.http.delete(format!("{}/api/v1/admin/events/{event}/blocks", desk.base)).json(&json!({ "seat_ids": ["A-1-1", "A-1-2", "A-1-3"] })))
+        .await;
     assert_eq!(unblocked.status, 200, "{}", unblocked.body);
     let status = tokio::time::timeout(Duration::from_secs(15), doomed.child.wait()).await.expect("the leader died").expect("exit status");
     assert!(!status.success(), "the leader was killed mid-round");
@@ -301,7 +312,9 @@ async fn the_waiting_room_admits_nobody_for_a_seat_the_waiting_list_keeps() {
     let blocks = format!("{}/api/v1/admin/events/{event}/blocks", staff.base);
     assert_eq!(staff.send(staff.http.post(&blocks).json(&json!({ "seat_ids": ["A-1-4"], "reason": "desk" }))).await.status, 200);
     assert_eq!(join(&app.fan().await, event, 1).await.status, 201);
-    let room = staff.send(staff.http.patch(format!("{}/api/v1/admin/events/{event}/waiting-room", staff.base)).json(&json!({ "waiting_room_enabled": true }))).await;
+    let room = staff
+        .send(staff.http.patch(format!("{}/api/v1/admin/events/{event}/waiting-room", staff.base)).json(&json!({ "waiting_room_enabled": true })))
+        .await;
     assert_eq!(room.status, 200, "{}", room.body);
     let queued = app.fan().await;
     assert_eq!(queued.post(&format!("/api/v1/events/{event}/queue"), json!({})).await.status, 201);

@@ -55,7 +55,13 @@ fn number(text: &str) -> f64 {
 /// area its capacity and size instead of rows.
 #[component]
 fn SectionFields(index: usize, spec: SectionSpec, specs: RwSignal<Vec<SectionSpec>>, open: bool) -> impl IntoView {
-    let edit = move |f: &dyn Fn(&mut SectionSpec)| specs.update(|s| if let Some(spec) = s.get_mut(index) { f(spec) });
+    let edit = move |f: &dyn Fn(&mut SectionSpec)| {
+        specs.update(|s| {
+            if let Some(spec) = s.get_mut(index) {
+                f(spec)
+            }
+        })
+    };
     let place = move |f: fn(&mut Placement, f64), value: String| {
         edit(&|s: &mut SectionSpec| {
             let mut p = s.placement.unwrap_or(Placement { x: 0.0, y: 0.0, rotation: 0.0, curve: None });

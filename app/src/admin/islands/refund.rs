@@ -44,11 +44,14 @@ pub fn RefundPanel(booking_id: BookingId, tickets: Vec<(Ticket, String)>) -> imp
                     });
                     chosen.set(Vec::new());
                     let status = serde_json::to_value(done.status).ok().and_then(|v| v.as_str().map(|s| s.replace('_', " "))).unwrap_or_default();
-                    message.set(Some(("success", format!(
-                        "Refunded {} in all; {} on sale again. The booking is now {status}.",
-                        money(done.refunded_cents),
-                        done.seats_released.join(", ")
-                    ))));
+                    message.set(Some((
+                        "success",
+                        format!(
+                            "Refunded {} in all; {} on sale again. The booking is now {status}.",
+                            money(done.refunded_cents),
+                            done.seats_released.join(", ")
+                        ),
+                    )));
                 }
                 Err(e) => message.set(Some(("error", e.message))),
             }

@@ -24,7 +24,9 @@ fn verdict(answer: Result<CheckinResult, frontrow_model::AppError>) -> Verdict {
                 headline: "Already used",
                 detail: format!("This ticket was admitted at {}", checked_in_at.format("%H:%M:%S UTC on %e %b")),
             },
-            ErrorKind::TicketRefunded => Verdict { class: "refused", headline: "Refunded", detail: "This ticket was refunded or its event cancelled".into() },
+            ErrorKind::TicketRefunded => {
+                Verdict { class: "refused", headline: "Refunded", detail: "This ticket was refunded or its event cancelled".into() }
+            }
             ErrorKind::WrongEvent { .. } => Verdict { class: "refused", headline: "Wrong event", detail: "This ticket is for another event".into() },
             ErrorKind::UnknownTicket => Verdict { class: "refused", headline: "Unknown ticket", detail: "No ticket has this code".into() },
             _ => Verdict { class: "error", headline: "Try again", detail: e.message },
@@ -65,7 +67,9 @@ fn start_camera(found: impl Fn(String) + Clone + 'static, camera: RwSignal<&'sta
             camera.set("denied");
             return;
         };
-        let Some(video) = crate::client::browser::element("scanner-video").and_then(|v| v.dyn_into::<web_sys::HtmlVideoElement>().ok()) else { return };
+        let Some(video) = crate::client::browser::element("scanner-video").and_then(|v| v.dyn_into::<web_sys::HtmlVideoElement>().ok()) else {
+            return;
+        };
         video.set_src_object(stream.dyn_ref::<web_sys::MediaStream>());
         let _ = video.play();
         camera.set("on");
@@ -77,7 +81,13 @@ fn start_camera(found: impl Fn(String) + Clone + 'static, camera: RwSignal<&'sta
             let Ok(promise) = detect.call1(&detector, &video) else { continue };
             let Ok(codes) = wasm_bindgen_futures::JsFuture::from(js_sys::Promise::from(promise)).await else { continue };
             let codes = js_sys::Array::from(&codes);
-            if let Some(code) = codes.get(0).dyn_into::<js_sys::Object>().ok().and_then(|c| js_sys::Reflect::get(&c, &JsValue::from_str("rawValue")).ok()).and_then(|v| v.as_string()) {
+            if let Some(code) = codes
+                .get(0)
+                .dyn_into::<js_sys::Object>()
+                .ok()
+                .and_then(|c| js_sys::Reflect::get(&c, &JsValue::from_str("rawValue")).ok())
+                .and_then(|v| v.as_string())
+            {
                 // The same code in front of the camera is one scan.
                 if code != last {
                     last = code.clone();

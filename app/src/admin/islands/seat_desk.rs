@@ -1,4 +1,6 @@
-use frontrow_model::{AppError, Booking, CounterPayment, ErrorKind, EventId, IdempotencyKey, PaymentToken, SeatId, StandingPlaces, TicketChoices, TicketType, TierPrice};
+use frontrow_model::{
+    AppError, Booking, CounterPayment, ErrorKind, EventId, IdempotencyKey, PaymentToken, SeatId, StandingPlaces, TicketChoices, TicketType, TierPrice,
+};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use wasm_bindgen::prelude::*;
@@ -98,7 +100,8 @@ pub fn SeatDesk(event_id: EventId, tiers: Vec<TierPrice>, ticket_types: Vec<Tick
             set_selected(&el, false);
             return;
         }
-        let (price_cents, tier) = tiers.with_value(|t| t.get(seat_tier(&el)).map_or((0, String::new()), |t| (i64::from(t.price_cents), t.tier.clone())));
+        let (price_cents, tier) =
+            tiers.with_value(|t| t.get(seat_tier(&el)).map_or((0, String::new()), |t| (i64::from(t.price_cents), t.tier.clone())));
         selected.update(|s| s.push(Picked { label: seat_label(&el), status: status_of(&el), seat_id, price_cents, tier }));
         set_selected(&el, true);
         sold.set(None);

@@ -58,12 +58,7 @@ fn standing(name: &str, capacity: u32, tier: &str, x: f64, y: f64, width: f64, d
 /// straight down the map (radians, clockwise positive), facing the focal
 /// point with its rows curved around it.
 fn around(focal: (f64, f64), radius: f64, angle: f64) -> Placement {
-    Placement {
-        x: focal.0 - radius * angle.sin(),
-        y: focal.1 + radius * angle.cos(),
-        rotation: angle.to_degrees(),
-        curve: Some(radius),
-    }
+    Placement { x: focal.0 - radius * angle.sin(), y: focal.1 + radius * angle.cos(), rotation: angle.to_degrees(), curve: Some(radius) }
 }
 
 /// Stalls fanned around the stage (left, centre, right), a circle behind
@@ -78,10 +73,9 @@ pub fn theatre(stalls_rows: u32, circle_rows: u32) -> Template {
     let mut sections = Vec::new();
     // (name, seats in the front row, angle) per block; the sides are half
     // as wide as the centre and sit just beyond it.
-    for (ring, radius, rows, centre_seats, tiers) in [
-        ("S", stalls, stalls_rows, 24u32, "1-4 Premium, 5-60 Standard"),
-        ("C", circle, circle_rows, 40u32, "1-40 Value"),
-    ] {
+    for (ring, radius, rows, centre_seats, tiers) in
+        [("S", stalls, stalls_rows, 24u32, "1-4 Premium, 5-60 Standard"), ("C", circle, circle_rows, 40u32, "1-40 Value")]
+    {
         let centre_half = f64::from(centre_seats) * PITCH / radius / 2.0;
         let side_half = centre_half / 2.0;
         let side_angle = centre_half + side_half + 24.0 / radius;
@@ -112,13 +106,37 @@ pub fn arena(sides: u32, floor: u32) -> Template {
     let tiers = "1-5 Premium, 6-20 Standard";
     // Left and right face across the floor; the back faces the stage.
     for (k, dy) in [(1, -half_block), (2, half_block)] {
-        sections.push(rows_section(&format!("L{k}"), rows, seats, tiers, Placement { x: -floor_w / 2.0 - gap, y: mid_y + dy, rotation: 90.0, curve: None }));
-        sections.push(rows_section(&format!("R{k}"), rows, seats, tiers, Placement { x: floor_w / 2.0 + gap, y: mid_y + dy, rotation: -90.0, curve: None }));
+        sections.push(rows_section(
+            &format!("L{k}"),
+            rows,
+            seats,
+            tiers,
+            Placement { x: -floor_w / 2.0 - gap, y: mid_y + dy, rotation: 90.0, curve: None },
+        ));
+        sections.push(rows_section(
+            &format!("R{k}"),
+            rows,
+            seats,
+            tiers,
+            Placement { x: floor_w / 2.0 + gap, y: mid_y + dy, rotation: -90.0, curve: None },
+        ));
     }
     for (k, dx) in [(1, -half_block), (2, half_block)] {
-        sections.push(rows_section(&format!("B{k}"), rows, seats, tiers, Placement { x: dx, y: floor_top + floor_d + gap, rotation: 0.0, curve: None }));
+        sections.push(rows_section(
+            &format!("B{k}"),
+            rows,
+            seats,
+            tiers,
+            Placement { x: dx, y: floor_top + floor_d + gap, rotation: 0.0, curve: None },
+        ));
         if sides >= 4 {
-            sections.push(rows_section(&format!("T{k}"), rows, seats, tiers, Placement { x: dx, y: -stage.height / 2.0 - gap, rotation: 180.0, curve: None }));
+            sections.push(rows_section(
+                &format!("T{k}"),
+                rows,
+                seats,
+                tiers,
+                Placement { x: dx, y: -stage.height / 2.0 - gap, rotation: 180.0, curve: None },
+            ));
         }
     }
     Template { sections, stage }

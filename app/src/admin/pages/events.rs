@@ -1,7 +1,10 @@
 //! The staff home (events with live figures, what needs attention), a new
 //! event, and one event's settings, waiting room and cancellation.
 
-use frontrow_model::{AccessCodeBatch, AppError, AttentionState, AuditReport, Event, EventId, Layout, PaymentAttention, QueueStats, RefundPolicy, StaffEventLine, TicketType, CATEGORIES};
+use frontrow_model::{
+    AccessCodeBatch, AppError, AttentionState, AuditReport, Event, EventId, Layout, PaymentAttention, QueueStats, RefundPolicy, StaffEventLine,
+    TicketType, CATEGORIES,
+};
 use leptos::prelude::*;
 use leptos::server_fn::ServerFn;
 use serde::{Deserialize, Serialize};
@@ -164,7 +167,13 @@ fn RefundPolicyFields(policy: RefundPolicy) -> impl IntoView {
 fn TicketTypeFields(types: Vec<TicketType>) -> impl IntoView {
     let text = types
         .iter()
-        .map(|t| format!("{}: {}", t.name, t.prices.iter().map(|p| format!("{}={}", p.tier, crate::format::amount(i64::from(p.price_cents)))).collect::<Vec<_>>().join(", ")))
+        .map(|t| {
+            format!(
+                "{}: {}",
+                t.name,
+                t.prices.iter().map(|p| format!("{}={}", p.tier, crate::format::amount(i64::from(p.price_cents)))).collect::<Vec<_>>().join(", ")
+            )
+        })
         .collect::<Vec<_>>()
         .join("\n");
     view! {
@@ -178,9 +187,14 @@ fn TicketTypeFields(types: Vec<TicketType>) -> impl IntoView {
 #[component]
 fn NewEventForm(layouts: Vec<Layout>) -> impl IntoView {
     if layouts.is_empty() {
-        return view! { <p>"No layouts yet. " <a href="/admin/layouts/new">"Build a layout"</a> " first: events are seated from one."</p> }.into_any();
+        return view! { <p>"No layouts yet. " <a href="/admin/layouts/new">"Build a layout"</a> " first: events are seated from one."</p> }
+            .into_any();
     }
-    let hint = layouts.iter().map(|l| format!("{}: {}", l.name, l.tiers.iter().map(|t| format!("{t}=")).collect::<Vec<_>>().join(" "))).collect::<Vec<_>>().join("; ");
+    let hint = layouts
+        .iter()
+        .map(|l| format!("{}: {}", l.name, l.tiers.iter().map(|t| format!("{t}=")).collect::<Vec<_>>().join(" ")))
+        .collect::<Vec<_>>()
+        .join("; ");
     view! {
         <form class="stacked" method="post" action=CreateEvent::PATH>
             <label>"Name" <input name="name" required maxlength="200"/></label>

@@ -7,9 +7,9 @@ mod figures;
 mod layouts;
 mod money;
 mod presale;
-mod waitlist;
 mod seats;
 mod staff;
+mod waitlist;
 
 pub use bookings::{StaffBookingPage, StaffBookingsPage};
 pub use door::CheckinPage;

@@ -8,9 +8,9 @@ use frontrow_model::SeatStatus;
 use leptos::prelude::*;
 
 use super::Picker;
+use crate::client::counts;
 use crate::client::live_feed::FeedListener;
 use crate::client::seat_dom::{joined, seat_el, seat_label, set_selected, show_availability};
-use crate::client::counts;
 
 impl Picker {
     /// Applies a status from the live feed (or a conflict); drops the seat

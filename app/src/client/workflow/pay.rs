@@ -18,19 +18,17 @@ impl Picker {
         let card = self.card.get_untracked();
         // The types as the fan sees them, every seat named (none: an event
         // without types); part of the request, so part of its key.
-        let types: TicketChoices = hold
-            .seat_ids
-            .iter()
-            .zip(self.held_types(&hold))
-            .filter_map(|(seat, kind)| kind.map(|(name, _)| (seat.clone(), name)))
-            .collect();
+        let types: TicketChoices =
+            hold.seat_ids.iter().zip(self.held_types(&hold)).filter_map(|(seat, kind)| kind.map(|(name, _)| (seat.clone(), name))).collect();
         let asked = match types.is_empty() {
             true => card.clone(),
             false => format!("{card}|{}", serde_json::to_string(&types).unwrap_or_default()),
         };
-        let (Ok(token), Ok(payment), Ok(key)) =
-            (HoldToken::parse(hold.hold_token.clone()), PaymentToken::parse(card.clone()), IdempotencyKey::parse(idempotency_key(hold.hold_id, &asked)))
-        else {
+        let (Ok(token), Ok(payment), Ok(key)) = (
+            HoldToken::parse(hold.hold_token.clone()),
+            PaymentToken::parse(card.clone()),
+            IdempotencyKey::parse(idempotency_key(hold.hold_id, &asked)),
+        ) else {
             return self.say("error", "This payment cannot be sent.");
         };
         self.busy.set(true);
@@ -40,27 +38,29 @@ impl Picker {
                 match actions::checkout(hold.hold_id, token.clone(), payment.clone(), key.clone(), Some(types.clone())).await {
                     Ok(CheckoutAnswer::Confirmed { booking }) => return navigate(&format!("/bookings/{}", booking.booking_id)),
                     Ok(CheckoutAnswer::PaymentPending { checkout_id }) => return navigate(&format!("/checkouts/{checkout_id}")),
-                    Err(e) => match e.kind {
-                        ErrorKind::PaymentDeclined { .. } | ErrorKind::PaymentFailed { .. } => {
-                            if let Some(storage) = session_storage() {
-                                let _ = storage.remove_item(&checkout_key(hold.hold_id));
+                    Err(e) => {
+                        match e.kind {
+                            ErrorKind::PaymentDeclined { .. } | ErrorKind::PaymentFailed { .. } => {
+                                if let Some(storage) = session_storage() {
+                                    let _ = storage.remove_item(&checkout_key(hold.hold_id));
+                                }
+                                self.say("error", "Your card was declined and nothing was charged. Try another card: your seats stay held until the timer runs out.");
+                                break;
                             }
-                            self.say("error", "Your card was declined and nothing was charged. Try another card: your seats stay held until the timer runs out.");
-                            break;
+                            ErrorKind::HoldExpired { .. } => {
+                                self.let_go(&hold);
+                                self.say("error", "Your hold expired before payment, so nothing was booked. Any amount taken is refunded.");
+                                break;
+                            }
+                            ErrorKind::Unauthenticated => return self.sign_in_first(),
+                            // The first attempt (another tab, a reload) is still running: wait for its answer.
+                            ErrorKind::IdempotencyKeyInUse | ErrorKind::CheckoutInProgress => sleep(1000).await,
+                            _ => {
+                                self.say("error", e.message);
+                                break;
+                            }
                         }
-                        ErrorKind::HoldExpired { .. } => {
-                            self.let_go(&hold);
-                            self.say("error", "Your hold expired before payment, so nothing was booked. Any amount taken is refunded.");
-                            break;
-                        }
-                        ErrorKind::Unauthenticated => return self.sign_in_first(),
-                        // The first attempt (another tab, a reload) is still running: wait for its answer.
-                        ErrorKind::IdempotencyKeyInUse | ErrorKind::CheckoutInProgress => sleep(1000).await,
-                        _ => {
-                            self.say("error", e.message);
-                            break;
-                        }
-                    },
+                    }
                 }
             }
             self.busy.set(false);

@@ -37,7 +37,9 @@ pub(crate) struct ReserveRequest {
 
 #[derive(Debug)]
 pub(crate) enum ReserveOutcome {
-    Reserved { amount_cents: i64 },
+    Reserved {
+        amount_cents: i64,
+    },
     /// The key's claim was closed meanwhile: its stored answer.
     Answered(serde_json::Value),
     /// The key's claim was closed meanwhile and has no answer yet.

@@ -12,15 +12,16 @@
 //! Any outcome not known in time is left to reconciliation (`reconcile`).
 
 use frontrow_model::{
-    AppError, Booking, CheckoutAnswer, CheckoutId, CheckoutStatus, CheckoutView, ErrorKind, HoldId, HoldToken, IdempotencyKey, PaymentToken, TicketChoices, UserId,
+    AppError, Booking, CheckoutAnswer, CheckoutId, CheckoutStatus, CheckoutView, ErrorKind, HoldId, HoldToken, IdempotencyKey, PaymentToken,
+    TicketChoices, UserId,
 };
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::sale::bookings;
 use crate::db::{CheckoutState, PaymentState};
 use crate::error::{EngineError, Result};
 use crate::payment::{PaymentRequest, PaymentStatus, ProviderError, CASH};
+use crate::sale::bookings;
 use crate::sale::seats;
 use crate::tokens::sha256_hex;
 use crate::Engine;
@@ -223,12 +224,10 @@ struct HoldFacts {
 }
 
 async fn hold_facts(conn: &mut sqlx::PgConnection, checkout_id: CheckoutId) -> Result<HoldFacts> {
-    let h = sqlx::query!(
-        "SELECT h.hold_id, h.hold_token FROM checkouts c JOIN holds h USING (hold_id) WHERE c.checkout_id = $1",
-        checkout_id.as_uuid()
-    )
-    .fetch_one(conn)
-    .await?;
+    let h =
+        sqlx::query!("SELECT h.hold_id, h.hold_token FROM checkouts c JOIN holds h USING (hold_id) WHERE c.checkout_id = $1", checkout_id.as_uuid())
+            .fetch_one(conn)
+            .await?;
     Ok(HoldFacts { hold_id: h.hold_id.into(), hold_token: h.hold_token })
 }
 

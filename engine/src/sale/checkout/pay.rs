@@ -27,12 +27,14 @@ pub(crate) async fn run(engine: &Engine, checkout_id: CheckoutId, hold_token: &s
     // A claim just made has no payment intent yet: no need to ask.
     let existing_intent = match claim {
         Claim::Fresh => None,
-        Claim::TakenOver => sqlx::query!(
-            "SELECT provider, provider_key, amount_cents, payment_token FROM payment_intents WHERE checkout_id = $1",
-            checkout_id.as_uuid()
-        )
-        .fetch_optional(pool)
-        .await?,
+        Claim::TakenOver => {
+            sqlx::query!(
+                "SELECT provider, provider_key, amount_cents, payment_token FROM payment_intents WHERE checkout_id = $1",
+                checkout_id.as_uuid()
+            )
+            .fetch_optional(pool)
+            .await?
+        }
     };
     let (provider_key, amount_cents, payment_token, sending) = match existing_intent {
         // Cash was handed over when the intent was recorded.
@@ -106,9 +108,7 @@ pub(crate) async fn pay(engine: &Engine, checkout_id: CheckoutId, request: &Paym
             // The provider refused our first request itself (configuration, not the
             // card): nothing was charged; the detail is for operators only.
             tracing::error!(%checkout_id, %detail, "payment provider rejected the request");
-            sqlx::query!("UPDATE payment_intents SET last_error = $2 WHERE checkout_id = $1", checkout_id.as_uuid(), detail)
-                .execute(pool)
-                .await?;
+            sqlx::query!("UPDATE payment_intents SET last_error = $2 WHERE checkout_id = $1", checkout_id.as_uuid(), detail).execute(pool).await?;
             settle_unpaid(pool, checkout_id, Unpaid::Declined("the payment could not be processed".into())).await
         }
         Ok(Err(ProviderError::Unreachable(reason))) => mark_pending(pool, checkout_id, None, PaymentState::Unknown, Some(&reason)).await,
@@ -158,12 +158,9 @@ async fn record_provider_ref(pool: &sqlx::PgPool, checkout_id: CheckoutId, provi
 
 /// The payment request recorded for a checkout, to send again unchanged.
 pub(crate) async fn recorded_request(pool: &sqlx::PgPool, checkout_id: CheckoutId, currency: &str) -> Result<PaymentRequest> {
-    let i = sqlx::query!(
-        "SELECT provider_key, amount_cents, payment_token FROM payment_intents WHERE checkout_id = $1",
-        checkout_id.as_uuid()
-    )
-    .fetch_one(pool)
-    .await?;
+    let i = sqlx::query!("SELECT provider_key, amount_cents, payment_token FROM payment_intents WHERE checkout_id = $1", checkout_id.as_uuid())
+        .fetch_one(pool)
+        .await?;
     Ok(PaymentRequest {
         idempotency_key: i.provider_key,
         amount_cents: i.amount_cents,

@@ -8,7 +8,13 @@ use super::batch::{SaleOutcome, SaleRequest};
 use super::*;
 
 /// Stores the final answer for the key and gives up the lease.
-pub(super) async fn finish<'e, E>(executor: E, checkout_id: CheckoutId, state: CheckoutState, outcome: &CheckoutOutcome, booking_id: Option<BookingId>) -> Result<()>
+pub(super) async fn finish<'e, E>(
+    executor: E,
+    checkout_id: CheckoutId,
+    state: CheckoutState,
+    outcome: &CheckoutOutcome,
+    booking_id: Option<BookingId>,
+) -> Result<()>
 where
     E: sqlx::PgExecutor<'e>,
 {
@@ -93,9 +99,7 @@ pub(crate) async fn settle_unpaid(pool: &sqlx::PgPool, checkout_id: CheckoutId, 
     }
     let hold = hold_facts(&mut tx, checkout_id).await?;
     seats::return_to_hold(&mut tx, hold.hold_id, &hold.hold_token).await?;
-    sqlx::query!("UPDATE holds SET state = 'active' WHERE hold_id = $1 AND state = 'checking_out'", hold.hold_id.as_uuid())
-        .execute(&mut *tx)
-        .await?;
+    sqlx::query!("UPDATE holds SET state = 'active' WHERE hold_id = $1 AND state = 'checking_out'", hold.hold_id.as_uuid()).execute(&mut *tx).await?;
     let (state, payment_state, outcome) = match why {
         Unpaid::Declined(reason) => (CheckoutState::Declined, PaymentState::Declined, CheckoutOutcome::Declined { checkout_id, reason }),
         Unpaid::Failed(reason) => (CheckoutState::Failed, PaymentState::Canceled, CheckoutOutcome::Failed { checkout_id, reason }),

@@ -5,13 +5,14 @@ use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
 use frontrow_model::{
-    CreatedEvent, Event, EventChanges, EventDetails, EventId, EventPage, EventSearch, EventStatus, EventSummary, NewEvent, RefundPolicy, SeatKind, TicketType, SeatStatus, StaffEventLine, TierPrice, UserId,
+    CreatedEvent, Event, EventChanges, EventDetails, EventId, EventPage, EventSearch, EventStatus, EventSummary, NewEvent, RefundPolicy, SeatKind,
+    SeatStatus, StaffEventLine, TicketType, TierPrice, UserId,
 };
 use uuid::Uuid;
 
-use crate::sale::presale::Access;
 use crate::changelog;
 use crate::error::{EngineError, Result};
+use crate::sale::presale::Access;
 use crate::Engine;
 
 mod plan;
@@ -20,9 +21,9 @@ mod search;
 
 pub(crate) use plan::{insert_sections, load_shapes, plan_seats, stage_json};
 pub use plan::{plan_layout, validate_sections, validate_stage};
-pub use search::{search, EVENTS_PER_PAGE};
 pub(crate) use rules::check_text;
 use rules::{check_details, check_doors, check_refund_policy, check_rules, check_ticket_types, trimmed};
+pub use search::{search, EVENTS_PER_PAGE};
 
 pub const MAX_SEATS_PER_EVENT: i64 = 100_000;
 pub const MAX_LABEL_LEN: usize = 16;
@@ -274,20 +275,48 @@ impl Engine {
             changes.max_seats_per_order.unwrap_or(current.max_seats_per_order),
         )?;
         let mut what = Vec::new();
-        if changes.name.is_some() { what.push("name") }
-        if changes.venue.is_some() { what.push("venue") }
-        if changes.kind.is_some() { what.push("kind") }
-        if changes.city.is_some() { what.push("city") }
-        if changes.performers.is_some() { what.push("performers") }
-        if changes.doors_at.is_some() { what.push("doors_at") }
-        if changes.address.is_some() { what.push("address") }
-        if changes.notes.is_some() { what.push("notes") }
-        if changes.starts_at.is_some() { what.push("starts_at") }
-        if changes.sale_opens_at.is_some() { what.push("sale_opens_at") }
-        if changes.hold_ttl_seconds.is_some() { what.push("hold_ttl_seconds") }
-        if changes.max_seats_per_order.is_some() { what.push("max_seats_per_order") }
-        if changes.refund_policy.is_some() { what.push("refund_policy") }
-        if new_types.is_some() { what.push("ticket_types") }
+        if changes.name.is_some() {
+            what.push("name")
+        }
+        if changes.venue.is_some() {
+            what.push("venue")
+        }
+        if changes.kind.is_some() {
+            what.push("kind")
+        }
+        if changes.city.is_some() {
+            what.push("city")
+        }
+        if changes.performers.is_some() {
+            what.push("performers")
+        }
+        if changes.doors_at.is_some() {
+            what.push("doors_at")
+        }
+        if changes.address.is_some() {
+            what.push("address")
+        }
+        if changes.notes.is_some() {
+            what.push("notes")
+        }
+        if changes.starts_at.is_some() {
+            what.push("starts_at")
+        }
+        if changes.sale_opens_at.is_some() {
+            what.push("sale_opens_at")
+        }
+        if changes.hold_ttl_seconds.is_some() {
+            what.push("hold_ttl_seconds")
+        }
+        if changes.max_seats_per_order.is_some() {
+            what.push("max_seats_per_order")
+        }
+        if changes.refund_policy.is_some() {
+            what.push("refund_policy")
+        }
+        if new_types.is_some() {
+            what.push("ticket_types")
+        }
         let kind = match changes.published {
             Some(true) if !current.published => "event_published",
             Some(false) if current.published => "event_unpublished",

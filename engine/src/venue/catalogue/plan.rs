@@ -5,7 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use frontrow_model::{EventId, NewSection, Placement, STANDING_ROW, SeatKind, SectionKind, Stage, TierPrice};
+use frontrow_model::{EventId, NewSection, Placement, SeatKind, SectionKind, Stage, TierPrice, STANDING_ROW};
 
 use super::{MAX_LABEL_LEN, MAX_SEATS_PER_EVENT};
 use crate::error::{EngineError, Result};

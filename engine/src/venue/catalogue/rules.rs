@@ -29,12 +29,7 @@ fn check_optional_text(field: &str, value: &str, max: usize, lines: bool) -> Res
 }
 
 /// Checks what a fan searches by and reads (all of it optional).
-pub(super) fn check_details(
-    city: Option<&str>,
-    performers: Option<&[String]>,
-    address: Option<&str>,
-    notes: Option<&str>,
-) -> Result<()> {
+pub(super) fn check_details(city: Option<&str>, performers: Option<&[String]>, address: Option<&str>, notes: Option<&str>) -> Result<()> {
     check_optional_text("city", city.unwrap_or_default(), 100, false)?;
     check_optional_text("address", address.unwrap_or_default(), MAX_TEXT_LEN, false)?;
     check_optional_text("notes", notes.unwrap_or_default(), 2000, true)?;
@@ -102,7 +97,10 @@ pub(super) fn check_ticket_types(types: &[TicketType], tiers: &[TierPrice]) -> R
         let mut priced = HashSet::new();
         for price in &kind.prices {
             if !tiers.iter().any(|t| t.tier == price.tier) {
-                return Err(EngineError::invalid(format!("ticket type {:?} is priced in tier {:?}, which the event does not have", kind.name, price.tier)));
+                return Err(EngineError::invalid(format!(
+                    "ticket type {:?} is priced in tier {:?}, which the event does not have",
+                    kind.name, price.tier
+                )));
             }
             if !priced.insert(price.tier.as_str()) {
                 return Err(EngineError::invalid(format!("ticket type {:?} prices tier {:?} twice", kind.name, price.tier)));
@@ -114,7 +112,9 @@ pub(super) fn check_ticket_types(types: &[TicketType], tiers: &[TierPrice]) -> R
     }
     for tier in tiers {
         match types.iter().find_map(|t| t.price_in(&tier.tier).map(|cents| (t, cents))) {
-            None => return Err(EngineError::invalid(format!("no ticket type is sold in tier {:?}: give at least one type a price there", tier.tier))),
+            None => {
+                return Err(EngineError::invalid(format!("no ticket type is sold in tier {:?}: give at least one type a price there", tier.tier)))
+            }
             Some((first, cents)) if cents != tier.price_cents => {
                 return Err(EngineError::invalid(format!(
                     "{} is the first type sold in tier {:?}, so a seat's type unless the buyer chooses: its price there must be the tier's, {} cents",

@@ -101,15 +101,7 @@ pub fn search(catalogue: Vec<EventSummary>, search: &EventSearch) -> Result<Even
     let total = u32::try_from(found.len()).unwrap_or(u32::MAX);
     let skip = (filter.page as usize - 1) * EVENTS_PER_PAGE as usize;
     let events = found.into_iter().skip(skip).take(EVENTS_PER_PAGE as usize).collect();
-    Ok(EventPage {
-        events,
-        total,
-        page: filter.page,
-        pages: total.div_ceil(EVENTS_PER_PAGE),
-        per_page: EVENTS_PER_PAGE,
-        cities,
-        categories,
-    })
+    Ok(EventPage { events, total, page: filter.page, pages: total.div_ceil(EVENTS_PER_PAGE), per_page: EVENTS_PER_PAGE, cities, categories })
 }
 
 #[cfg(test)]
@@ -186,8 +178,7 @@ mod tests {
 
     #[test]
     fn results_come_in_pages_and_bad_searches_are_refused() {
-        let many: Vec<EventSummary> =
-            (1..=27).map(|d| summary(&format!("Night {d}"), "concert", "Oslo", &[], d, EventStatus::OnSale)).collect();
+        let many: Vec<EventSummary> = (1..=27).map(|d| summary(&format!("Night {d}"), "concert", "Oslo", &[], d, EventStatus::OnSale)).collect();
         let page = |n: u32| search(many.clone(), &EventSearch { page: Some(n), ..Default::default() }).expect("a valid search");
         assert_eq!((page(1).total, page(1).pages, page(1).events.len()), (27, 3, 12));
         assert_eq!(names(&page(3)), ["Night 25", "Night 26", "Night 27"]);

@@ -194,16 +194,7 @@ impl LiveEvent {
         let now_ms = now.timestamp_millis();
         let cells = self.cells.read().unwrap_or_else(|e| e.into_inner());
         let (statuses, revision) = self.statuses_of(&cells, now_ms, facts_generation);
-        Some(BoardSnapshot {
-            statuses,
-            version: cells.version,
-            epoch: self.epoch,
-            seq: cells.seq,
-            revision,
-            event,
-            layout,
-            taken_at: now,
-        })
+        Some(BoardSnapshot { statuses, version: cells.version, epoch: self.epoch, seq: cells.seq, revision, event, layout, taken_at: now })
     }
 
     /// Of `seat_ids`, those this board shows free, if it shows at least one
@@ -398,7 +389,10 @@ impl LiveEvent {
     pub(super) fn install(&self, layout: &Arc<EventLayout>, rows: Vec<(usize, SeatCell)>) {
         let mut cells = self.cells.write().unwrap_or_else(|e| e.into_inner());
         if cells.seats.len() != layout.seats.len() {
-            cells.seats = vec![SeatCell { state: SeatState::Available, version: 0, hold_expires_ms: None, blocked: false, holder: None, seq: 0 }; layout.seats.len()];
+            cells.seats = vec![
+                SeatCell { state: SeatState::Available, version: 0, hold_expires_ms: None, blocked: false, holder: None, seq: 0 };
+                layout.seats.len()
+            ];
             cells.holders.clear();
         }
         // A reload races the changes heard meanwhile: keep the newer of each.
@@ -473,7 +467,11 @@ mod tests {
     fn statuses_are_shared_until_a_change_new_facts_or_a_lapse() {
         use SeatStatus::{Available, Held};
         let live = LiveEvent::new(EventId::from(Uuid::new_v4()), 1);
-        let cells = Cells { seats: vec![cell(SeatState::Held, Some(1_000)), cell(SeatState::Available, None), cell(SeatState::Held, Some(2_000))], seq: 1, ..Cells::default() };
+        let cells = Cells {
+            seats: vec![cell(SeatState::Held, Some(1_000)), cell(SeatState::Available, None), cell(SeatState::Held, Some(2_000))],
+            seq: 1,
+            ..Cells::default()
+        };
         let (first, revision) = live.statuses_of(&cells, 500, 0);
         let (again, same_revision) = live.statuses_of(&cells, 999, 0);
         assert!(Arc::ptr_eq(&first, &again), "nothing could have moved: the same copy");
@@ -483,7 +481,11 @@ mod tests {
         assert_eq!(&lapsed[..], &[Available, Available, Held]);
         assert_ne!(lapsed_revision, revision);
         // A change, then new facts, each make a fresh copy.
-        let changed = Cells { seats: vec![cell(SeatState::Held, Some(1_000)), cell(SeatState::Sold, None), cell(SeatState::Held, Some(2_000))], seq: 2, ..Cells::default() };
+        let changed = Cells {
+            seats: vec![cell(SeatState::Held, Some(1_000)), cell(SeatState::Sold, None), cell(SeatState::Held, Some(2_000))],
+            seq: 2,
+            ..Cells::default()
+        };
         let (after_change, change_revision) = live.statuses_of(&changed, 1_001, 0);
         assert_eq!(after_change[1], SeatStatus::Sold);
         let (after_facts, facts_revision) = live.statuses_of(&changed, 1_001, 1);

@@ -42,8 +42,8 @@ use crate::db::SeatState;
 use crate::error::{EngineError, Result};
 pub use crate::venue::seating::{EventLayout, LayoutRow, LayoutSeat, LayoutSection};
 use crate::Engine;
-use cell::{Change, SeatCell};
 pub use cell::{holder_tag, SeatsLeft};
+use cell::{Change, SeatCell};
 pub use event::{FeedMessage, LiveEvent, View};
 pub use snapshot::BoardSnapshot;
 
@@ -237,7 +237,9 @@ async fn load_event(pool: &sqlx::PgPool, event_id: EventId) -> Result<(Event, Ev
     let cells = rows
         .iter()
         .enumerate()
-        .map(|(i, r)| (i, SeatCell { state: r.state, version: r.version, hold_expires_ms: r.hold_expires_ms, blocked: r.blocked, holder: r.holder, seq: 0 }))
+        .map(|(i, r)| {
+            (i, SeatCell { state: r.state, version: r.version, hold_expires_ms: r.hold_expires_ms, blocked: r.blocked, holder: r.holder, seq: 0 })
+        })
         .collect();
     let listed = rows.iter().map(|r| {
         let seat = LayoutSeat {

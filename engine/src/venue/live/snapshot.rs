@@ -42,10 +42,7 @@ impl BoardSnapshot {
     }
 
     pub fn detail(&self) -> EventDetail {
-        EventDetail {
-            summary: self.summary(),
-            sections: (0..self.layout.sections.len()).map(|s| self.section_summary(s)).collect(),
-        }
+        EventDetail { summary: self.summary(), sections: (0..self.layout.sections.len()).map(|s| self.section_summary(s)).collect() }
     }
 
     /// A section and how much of it is left, as fans see it.

@@ -1,7 +1,7 @@
 //! One fan's journey through the on-sale, and the answer it ends with.
 
-use crate::scenarios::*;
 use super::OnsaleArgs;
+use crate::scenarios::*;
 
 /// A fan's definitive answer.
 #[derive(Clone, Copy)]
@@ -60,7 +60,11 @@ impl Sale {
 
     pub(super) fn all_sold(&self) -> bool {
         let b = self.board.read().unwrap_or_else(|p| p.into_inner());
-        b.sold_out_at.is_some() || (b.loaded() && { let c = b.counts(); c.available == 0 && c.held == 0 })
+        b.sold_out_at.is_some()
+            || (b.loaded() && {
+                let c = b.counts();
+                c.available == 0 && c.held == 0
+            })
     }
 
     /// Calls until the server does not turn the call away as overloaded
@@ -200,7 +204,13 @@ impl Sale {
                     }
                 }
                 Some("admitted") | Some("poll") => {
-                    let r = timed(&self.rec, "queue status", Instant::now(), self.api.get(&format!("/api/v1/events/{ev}/queue/{token}"), Some(&fan.session))).await;
+                    let r = timed(
+                        &self.rec,
+                        "queue status",
+                        Instant::now(),
+                        self.api.get(&format!("/api/v1/events/{ev}/queue/{token}"), Some(&fan.session)),
+                    )
+                    .await;
                     if let Some(r) = r.filter(|r| r.status == 200) {
                         match (r.str("state"), r.str("admission_token")) {
                             (Some("admitted"), Some(a)) => return Ok(Some(a.to_owned())),
@@ -225,12 +235,21 @@ impl Sale {
         let headers = [("x-admission-token", admission)];
         let deadline = Instant::now() + self.patience;
         loop {
-            let (roll, n): (f64, usize) = { let mut r = rand::thread_rng(); (r.gen(), r.gen_range(1..=4)) };
+            let (roll, n): (f64, usize) = {
+                let mut r = rand::thread_rng();
+                (r.gen(), r.gen_range(1..=4))
+            };
             let t = Instant::now();
             let reply = if roll < self.args.hot_share {
                 // The front row's first seats: everyone's favourite.
                 let k = rand::thread_rng().gen_range(1..=5);
-                timed(rec, "hold (hot seats)", t, api.post(&format!("/api/v1/events/{ev}/holds"), Some(&fan.session), &headers, &json!({ "seat_ids": [seat_id(1, k)] }))).await
+                timed(
+                    rec,
+                    "hold (hot seats)",
+                    t,
+                    api.post(&format!("/api/v1/events/{ev}/holds"), Some(&fan.session), &headers, &json!({ "seat_ids": [seat_id(1, k)] })),
+                )
+                .await
             } else if roll < 0.55 {
                 let mut picked = Vec::new();
                 {
@@ -244,10 +263,22 @@ impl Sale {
                 if picked.is_empty() {
                     picked.push(seat_id(1, 1));
                 }
-                timed(rec, "hold (chosen seats)", t, api.post(&format!("/api/v1/events/{ev}/holds"), Some(&fan.session), &headers, &json!({ "seat_ids": picked }))).await
+                timed(
+                    rec,
+                    "hold (chosen seats)",
+                    t,
+                    api.post(&format!("/api/v1/events/{ev}/holds"), Some(&fan.session), &headers, &json!({ "seat_ids": picked })),
+                )
+                .await
             } else {
                 let tier = if rand::thread_rng().gen_bool(0.1) { "Front" } else { "Standard" };
-                timed(rec, "hold (best available)", t, api.post(&format!("/api/v1/events/{ev}/holds/best"), Some(&fan.session), &headers, &json!({ "count": n, "tier": tier }))).await
+                timed(
+                    rec,
+                    "hold (best available)",
+                    t,
+                    api.post(&format!("/api/v1/events/{ev}/holds/best"), Some(&fan.session), &headers, &json!({ "count": n, "tier": tier })),
+                )
+                .await
             };
             match reply {
                 Some(r) if r.status == 201 || r.status == 200 => {
@@ -285,7 +316,13 @@ impl Sale {
         let (Some(hold_id), Some(hold_token)) = (hold.str("hold_id"), hold.str("hold_token")) else { return Outcome::Error };
         let roll: f64 = rand::thread_rng().gen();
         // 80% approve, 10% decline then pay with another card, 10% slow.
-        let cards: &[&str] = if roll < 0.8 { &["tok_visa"] } else if roll < 0.9 { &["tok_chargeDeclined", "tok_visa"] } else { &["tok_slow"] };
+        let cards: &[&str] = if roll < 0.8 {
+            &["tok_visa"]
+        } else if roll < 0.9 {
+            &["tok_chargeDeclined", "tok_visa"]
+        } else {
+            &["tok_slow"]
+        };
         for card in cards {
             rec.count(&format!("card {card}"));
             let key = random_key();
@@ -311,7 +348,10 @@ impl Sale {
         let started = Instant::now();
         while started.elapsed() < Duration::from_secs(90) && !self.stop.stopped() {
             tokio::time::sleep(jitter(800, 1200)).await;
-            if let Some(r) = timed(&self.rec, "checkout status", Instant::now(), self.api.get(&format!("/api/v1/checkouts/{checkout_id}"), Some(&fan.session))).await {
+            if let Some(r) =
+                timed(&self.rec, "checkout status", Instant::now(), self.api.get(&format!("/api/v1/checkouts/{checkout_id}"), Some(&fan.session)))
+                    .await
+            {
                 match r.str("status") {
                     Some("confirmed") => {
                         self.rec.record("slow payment settled", started.elapsed());

@@ -44,7 +44,8 @@ pub struct OnsaleArgs {
 pub async fn onsale(ctx: &Ctx, args: OnsaleArgs) -> Result<Report> {
     need_fans(ctx, args.fans)?;
     let api = &ctx.api;
-    let event_id = create_event(api, &ctx.staff, &event_body(&format!("{} {}", args.title, rand::random::<u32>()), args.seats, args.hold_ttl, 4, true)).await?;
+    let event_id =
+        create_event(api, &ctx.staff, &event_body(&format!("{} {}", args.title, rand::random::<u32>()), args.seats, args.hold_ttl, 4, true)).await?;
     let stop = Stop::new();
     let board = board::watch(api.ws_base(), event_id.clone(), stop.clone());
     let mut others = Vec::new();
@@ -53,7 +54,8 @@ pub async fn onsale(ctx: &Ctx, args: OnsaleArgs) -> Result<Report> {
         others.push((url.clone(), other.clone(), board::watch(other.ws_base(), event_id.clone(), stop.clone())));
     }
     wait_loaded(&board).await?;
-    let patience = if args.patience_secs > 0.0 { Duration::from_secs_f64(args.patience_secs) } else { Duration::from_secs(8 * args.hold_ttl as u64 + 10) };
+    let patience =
+        if args.patience_secs > 0.0 { Duration::from_secs_f64(args.patience_secs) } else { Duration::from_secs(8 * args.hold_ttl as u64 + 10) };
     let sale = Arc::new(Sale {
         api: api.clone(),
         event_id: event_id.clone(),
@@ -97,7 +99,13 @@ pub async fn onsale(ctx: &Ctx, args: OnsaleArgs) -> Result<Report> {
             loop {
                 let c = board.read().unwrap_or_else(|p| p.into_inner()).counts();
                 bar.set_position(sale.finished.load(Ordering::Relaxed));
-                bar.set_message(format!("booked {} | seats avail {} held {} sold {}", sale.booked.load(Ordering::Relaxed), c.available, c.held, c.sold));
+                bar.set_message(format!(
+                    "booked {} | seats avail {} held {} sold {}",
+                    sale.booked.load(Ordering::Relaxed),
+                    c.available,
+                    c.held,
+                    c.sold
+                ));
                 tokio::time::sleep(Duration::from_millis(250)).await;
             }
         })
@@ -180,7 +188,8 @@ pub async fn onsale(ctx: &Ctx, args: OnsaleArgs) -> Result<Report> {
     );
     // Why a sale did not sell out, when the waiting room is the reason.
     if let Some(last) = curve.last().filter(|_| sold_out_secs.is_none()) {
-        let (active, target, available) = (last["active"].as_f64().unwrap_or(0.0), last["target"].as_f64().unwrap_or(0.0), last["remaining"].as_u64().unwrap_or(0));
+        let (active, target, available) =
+            (last["active"].as_f64().unwrap_or(0.0), last["target"].as_f64().unwrap_or(0.0), last["remaining"].as_u64().unwrap_or(0));
         if available > 0 && active >= target {
             md += &format!(
                 "Not sold out: {available} seats came back (abandoned holds) but admission stayed shut, {active:.0} fans counted active (holding, paying, or choosing a seat) against a target of {target:.0}.\n\n"
@@ -197,7 +206,14 @@ pub async fn onsale(ctx: &Ctx, args: OnsaleArgs) -> Result<Report> {
     for s in curve.iter().step_by(step) {
         md += &format!(
             "| {:.0} | {} | {} | {} | {} | {} / {} / {} |\n",
-            s["t"].as_f64().unwrap_or(0.0), s["waiting"], s["active"], s["target"], s["admitted_total"], s["remaining"], s["held"], s["sold"]
+            s["t"].as_f64().unwrap_or(0.0),
+            s["waiting"],
+            s["active"],
+            s["target"],
+            s["admitted_total"],
+            s["remaining"],
+            s["held"],
+            s["sold"]
         );
     }
     if !map_check.is_empty() {
