@@ -1,8 +1,6 @@
 //! Events: creating them from a layout, changing and cancelling them, the
 //! catalogue, and the booking rules every hold checks.
 
-use std::collections::HashSet;
-
 use chrono::{DateTime, Utc};
 use frontrow_model::{
     CreatedEvent, Event, EventChanges, EventDetails, EventId, EventPage, EventSearch, EventStatus, EventSummary, NewEvent, RefundPolicy, SeatKind,
@@ -22,6 +20,7 @@ mod search;
 pub(crate) use plan::{insert_sections, load_shapes, plan_seats, stage_json};
 pub use plan::{plan_layout, validate_sections, validate_stage};
 pub(crate) use rules::check_text;
+pub use rules::validate_new_event;
 use rules::{check_details, check_doors, check_refund_policy, check_rules, check_ticket_types, trimmed};
 pub use search::{search, EVENTS_PER_PAGE};
 
@@ -55,33 +54,6 @@ async fn store_ticket_types(conn: &mut sqlx::PgConnection, event_id: EventId, ty
     .execute(conn)
     .await?;
     Ok(())
-}
-
-/// Checks a new event and counts its seats.
-pub fn validate_new_event(new: &NewEvent) -> Result<i64> {
-    check_text("name", &new.name, MAX_TEXT_LEN)?;
-    check_text("kind", &new.kind, 50)?;
-    check_text("venue", &new.venue, MAX_TEXT_LEN)?;
-    check_details(Some(&new.city), Some(&new.performers), Some(&new.address), Some(&new.notes))?;
-    check_doors(new.doors_at, new.starts_at)?;
-    check_refund_policy(&new.refund_policy)?;
-    check_rules(new.hold_ttl_seconds, new.max_seats_per_order)?;
-    if new.tiers.is_empty() || new.tiers.len() > 20 {
-        return Err(EngineError::invalid("tiers must list 1 to 20 price tiers"));
-    }
-    let mut tiers = HashSet::new();
-    for t in &new.tiers {
-        check_text("tier", &t.tier, 32)?;
-        if !(0..=10_000_000).contains(&t.price_cents) {
-            return Err(EngineError::invalid("price_cents must be 0 to 10000000"));
-        }
-        if !tiers.insert(t.tier.as_str()) {
-            return Err(EngineError::invalid(format!("tier {:?} is listed twice", t.tier)));
-        }
-    }
-    check_ticket_types(&new.ticket_types, &new.tiers)?;
-    validate_stage(new.stage.as_ref())?;
-    validate_sections(&new.sections, &tiers)
 }
 
 /// The event's booking rules, checked on every hold.

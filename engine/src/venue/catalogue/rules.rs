@@ -1,12 +1,13 @@
 //! The rules an event's own fields follow, each checked before anything is
 //! written: texts, details, doors, the refund policy, ticket types, and the
-//! hold rules.
+//! hold rules; and a new event's whole check.
 
 use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
-use frontrow_model::{RefundPolicy, TicketType, TierPrice};
+use frontrow_model::{NewEvent, RefundPolicy, TicketType, TierPrice};
 
+use super::plan::{validate_sections, validate_stage};
 use super::MAX_TEXT_LEN;
 use crate::error::{EngineError, Result};
 
@@ -135,4 +136,31 @@ pub(super) fn check_rules(hold_ttl_seconds: i32, max_seats_per_order: i32) -> Re
         return Err(EngineError::invalid("max_seats_per_order must be 1 to 50"));
     }
     Ok(())
+}
+
+/// Checks a new event and counts its seats.
+pub fn validate_new_event(new: &NewEvent) -> Result<i64> {
+    check_text("name", &new.name, MAX_TEXT_LEN)?;
+    check_text("kind", &new.kind, 50)?;
+    check_text("venue", &new.venue, MAX_TEXT_LEN)?;
+    check_details(Some(&new.city), Some(&new.performers), Some(&new.address), Some(&new.notes))?;
+    check_doors(new.doors_at, new.starts_at)?;
+    check_refund_policy(&new.refund_policy)?;
+    check_rules(new.hold_ttl_seconds, new.max_seats_per_order)?;
+    if new.tiers.is_empty() || new.tiers.len() > 20 {
+        return Err(EngineError::invalid("tiers must list 1 to 20 price tiers"));
+    }
+    let mut tiers = HashSet::new();
+    for t in &new.tiers {
+        check_text("tier", &t.tier, 32)?;
+        if !(0..=10_000_000).contains(&t.price_cents) {
+            return Err(EngineError::invalid("price_cents must be 0 to 10000000"));
+        }
+        if !tiers.insert(t.tier.as_str()) {
+            return Err(EngineError::invalid(format!("tier {:?} is listed twice", t.tier)));
+        }
+    }
+    check_ticket_types(&new.ticket_types, &new.tiers)?;
+    validate_stage(new.stage.as_ref())?;
+    validate_sections(&new.sections, &tiers)
 }
