@@ -119,6 +119,9 @@ struct Inner {
     reserve_batcher: Mutex<Option<Arc<sale::checkout::ReserveBatcher>>>,
     sale_batcher: Mutex<Option<Arc<sale::checkout::SaleBatcher>>>,
     users: accounts::UserCache,
+    /// Batch the reads of accounts and sessions not kept in memory.
+    account_reader: Mutex<Option<Arc<accounts::AccountReader>>>,
+    session_reader: Mutex<Option<Arc<accounts::SessionReader>>>,
     account_feed: accounts::AccountFeed,
     session_ends: tokio::sync::broadcast::Sender<accounts::SessionEnd>,
 }
@@ -136,6 +139,8 @@ impl Engine {
                 reserve_batcher: Mutex::default(),
                 sale_batcher: Mutex::default(),
                 users: accounts::user_cache(),
+                account_reader: Mutex::default(),
+                session_reader: Mutex::default(),
                 account_feed: accounts::AccountFeed::default(),
                 session_ends: tokio::sync::broadcast::channel(1024).0,
                 pool,

@@ -205,6 +205,7 @@ impl Application {
         let listener = TcpListener::bind(settings.addr).await.with_context(|| format!("binding {}", settings.addr))?;
         let local_addr = listener.local_addr()?;
         let in_flight = Arc::new(crate::gates::shed::InFlight::new(settings.max_in_flight, Duration::from_millis(settings.shed_after_ms)));
+        let sessions = crate::gates::sessions::Sessions::new(pool.clone(), engine.clone(), SESSION_CACHE_ENTRIES);
         let state = AppState::new(crate::state::Shared {
             in_flight,
             prepared: Arc::new(crate::prepared::PreparedCache::new(Duration::from_millis(settings.map_refresh_ms))),
@@ -214,7 +215,7 @@ impl Application {
             account_limiter,
             fan_limiter,
             instance_id,
-            sessions: crate::gates::sessions::Sessions::new(pool.clone(), SESSION_CACHE_ENTRIES),
+            sessions,
             sockets: crate::gates::clients::SocketCaps::default(),
             metrics: metrics_handle(),
             leptos_options,

@@ -8,7 +8,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use frontrow_model::{Role, User, UserId};
+use frontrow_model::{User, UserId};
 
 use crate::error::{EngineError, Result};
 use crate::Engine;
@@ -71,16 +71,11 @@ impl Engine {
             }
         }
         let before = feed.now();
-        let read = sqlx::query!(
-            r#"SELECT user_id, email, name, role AS "role: Role", session_epoch FROM users WHERE user_id = $1 AND disabled_at IS NULL"#,
-            user_id.as_uuid()
-        )
-        .fetch_optional(self.pool())
-        .await
-        .map_err(EngineError::from);
-        match read {
-            Ok(row) => {
-                let account = row.map(|r| (User { user_id: r.user_id.into(), email: r.email, name: r.name, role: r.role }, r.session_epoch));
+        // Read with the other accounts asked for meanwhile (a crowd's first
+        // requests), after `before`: a change announced since is noticed.
+        let reader = super::AccountReader::running_in(&self.inner.account_reader, self.pool(), &Default::default());
+        match reader.submit((), user_id).await {
+            Ok(account) => {
                 let heard = before.0 && feed.now() == before;
                 self.users().insert(user_id, KnownAccount { read_at: Instant::now(), heard, account: account.clone() }).await;
                 // A change announced after the check above and forgotten

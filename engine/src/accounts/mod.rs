@@ -8,12 +8,14 @@
 mod known;
 pub mod mail;
 pub mod outbox;
+mod reads;
 pub mod sign_in;
 mod ticket_mail;
 pub(crate) mod verification;
 
 pub(crate) use known::{user_cache, AccountFeed, UserCache};
 pub use known::{USER_FRESH, USER_TRUSTED};
+pub(crate) use reads::{AccountReader, SessionReader};
 
 use argon2::password_hash::{rand_core::OsRng, PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::Argon2;
@@ -238,6 +240,14 @@ impl Engine {
             .fetch_optional(self.pool())
             .await?
             .unwrap_or_default())
+    }
+
+    /// The stored record of the session `session_id` (as the session layer
+    /// encoded it), if it exists and has not expired. Read with the other
+    /// sessions asked for meanwhile.
+    pub async fn stored_session(&self, session_id: String) -> Result<Option<Vec<u8>>> {
+        let reader = SessionReader::running_in(&self.inner.session_reader, self.pool(), &Default::default());
+        reader.submit((), session_id).await
     }
 
     /// Tells every instance that the session `session_id` ended (signed

@@ -6,8 +6,9 @@
 //!
 //! What a batch does is the [`Batch`] implementation's: holds
 //! ([`super::hold_batch`]), releases ([`super::release_batch`]), the
-//! checkout's two transactions ([`super::checkout`]) and queue joins
-//! ([`crate::queue::join`]).
+//! checkout's two transactions ([`super::checkout`]), queue joins
+//! ([`crate::queue::join`]) and the reads of sessions and accounts not kept
+//! in memory (`crate::accounts::reads`).
 
 use std::collections::HashMap;
 use std::future::Future;

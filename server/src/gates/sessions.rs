@@ -13,17 +13,25 @@ use tower_sessions::session::{Id, Record};
 use tower_sessions::session_store::{self, SessionStore};
 use tower_sessions_sqlx_store::PostgresStore;
 
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Sessions {
     db: PostgresStore,
     pool: PgPool,
+    /// Reads sessions not kept here, many in one call under a crowd.
+    engine: Engine,
     kept: moka::future::Cache<Id, Record>,
+}
+
+impl std::fmt::Debug for Sessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sessions").field("kept", &self.kept.entry_count()).finish_non_exhaustive()
+    }
 }
 
 impl Sessions {
     /// Keeps up to `entries` sessions in memory (a few hundred bytes each).
-    pub fn new(pool: PgPool, entries: u64) -> Self {
-        Self { db: PostgresStore::new(pool.clone()), pool, kept: moka::future::Cache::new(entries) }
+    pub fn new(pool: PgPool, engine: Engine, entries: u64) -> Self {
+        Self { db: PostgresStore::new(pool.clone()), pool, engine, kept: moka::future::Cache::new(entries) }
     }
 
     /// The table itself (migrations, sweeping expired sessions).
@@ -94,7 +102,10 @@ impl SessionStore for Sessions {
             }
             self.kept.invalidate(id).await;
         }
-        let record = self.db.load(id).await?;
+        let record: Option<Record> = match self.engine.stored_session(id.to_string()).await.map_err(backend)? {
+            Some(data) => Some(rmp_serde::from_slice(&data).map_err(|e| session_store::Error::Decode(e.to_string()))?),
+            None => None,
+        };
         if let Some(record) = &record {
             self.kept.insert(*id, record.clone()).await;
         }
