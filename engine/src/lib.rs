@@ -109,6 +109,8 @@ struct Inner {
     /// Batches concurrent queue joins; started on first use (and again if
     /// its task ever ended).
     joiner: Mutex<Option<Arc<queue::Joiner>>>,
+    /// Batches the reads of queue entries by token, likewise.
+    entry_reader: Mutex<Option<Arc<queue::EntryReader>>>,
     /// Gathers concurrent holds into one database call per event; started
     /// on first use (and again if its task ever ended).
     hold_batcher: Mutex<Option<Arc<sale::hold_batch::HoldBatcher>>>,
@@ -133,6 +135,7 @@ impl Engine {
                 board: venue::live::SeatBoard::new(pool.clone()),
                 queue_feed: queue::QueueFeed::default(),
                 joiner: Mutex::default(),
+                entry_reader: Mutex::default(),
                 hold_batcher: Mutex::default(),
                 hold_batch_counts: Arc::default(),
                 release_batcher: Mutex::default(),

@@ -78,7 +78,8 @@ impl<'a> LiveFrame<'a> {
     }
 }
 
-/// A frame of the waiting room's socket, sent after each admission round.
+/// A frame of the waiting room's socket, sent after an admission round that
+/// changed what the fan sees (far back in line, at most every few seconds).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QueueFrame {
     pub state: QueueState,

@@ -153,6 +153,12 @@ pub struct ServeArgs {
     /// Not a flag (tests shorten it).
     #[arg(skip = 60_000_u64)]
     pub socket_idle_ms: u64,
+    /// A waiting fan's socket hears a new place in line at most this often
+    /// (a change of state, such as being admitted, at once): with thousands
+    /// waiting, a frame to each after every admission round is a burst of
+    /// work each second that the joins arriving then wait behind.
+    #[arg(long, env = "FRONTROW_QUEUE_FRAME_EVERY_MS", default_value_t = 5000)]
+    pub queue_frame_every_ms: u64,
     /// Public base URL; an https URL marks session cookies Secure. Unset,
     /// the server is the demo: the simulated provider (unless another is
     /// named) and the demo staff account's published password.

@@ -23,9 +23,11 @@
 pub mod admission;
 mod feed;
 mod join;
+mod status;
 
 pub use feed::{QueueFeed, QueueRound};
 pub(crate) use join::Joiner;
+pub(crate) use status::EntryReader;
 
 use std::time::Duration;
 
@@ -146,29 +148,9 @@ impl Engine {
         well_formed(queue_token)?;
         let pool = self.pool();
         let left = self.board().event(event_id).await?.seats_left().ok_or(EngineError::NotFound)?;
-        let row = sqlx::query!(
-            r#"SELECT e.phase AS "phase: SalePhase", e.ticket, e.admission_id, e.admission_expires_at > now() AS "live_admission?",
-                      q.admitted_through, q.prequeue, q.admit_rate,
-                      (e.phase = 'presale' AND ev.sale_opens_at <= now()) AS "presale_over!"
-               FROM queue_entries e JOIN queues q USING (event_id, phase) JOIN events ev USING (event_id)
-               WHERE e.event_id = $1 AND e.queue_token = $2 AND e.user_id = $3"#,
-            event_id.as_uuid(),
-            queue_token,
-            fan.as_uuid()
-        )
-        .fetch_optional(pool)
-        .await?
-        .ok_or(EngineError::NotFound)?;
-        let entry = Entry {
-            queue_token: queue_token.to_owned(),
-            phase: row.phase,
-            presale_over: row.presale_over,
-            ticket: row.ticket,
-            admission_id: row.admission_id,
-            live_admission: row.live_admission.unwrap_or(false),
-            admitted_through: row.admitted_through,
-            prequeue: row.prequeue,
-            admit_rate: row.admit_rate,
+        let entry = match self.read_entry(event_id, queue_token).await? {
+            Some((owner, entry)) if owner == fan => entry,
+            _ => return Err(EngineError::NotFound),
         };
         let Some(admission_id) = entry.admission_id.filter(|_| entry.live_admission && !entry.presale_over) else {
             return Ok(entry.waiting_view(left));
@@ -344,16 +326,16 @@ impl Engine {
     /// per socket.
     pub async fn queue_entry(&self, event_id: EventId, queue_token: &str) -> Result<(UserId, SalePhase, Option<i64>)> {
         well_formed(queue_token)?;
-        let pool = self.pool();
-        let row = sqlx::query!(
-            r#"SELECT user_id, phase AS "phase: SalePhase", ticket FROM queue_entries WHERE event_id = $1 AND queue_token = $2"#,
-            event_id.as_uuid(),
-            queue_token
-        )
-        .fetch_optional(pool)
-        .await?
-        .ok_or(EngineError::NotFound)?;
-        Ok((UserId::from(row.user_id), row.phase, row.ticket))
+        let (owner, entry) = self.read_entry(event_id, queue_token).await?.ok_or(EngineError::NotFound)?;
+        Ok((owner, entry.phase, entry.ticket))
+    }
+
+    /// Whose entry of the event a (well-formed) token is and the entry
+    /// itself; reads arriving together share one database call.
+    async fn read_entry(&self, event_id: EventId, queue_token: &str) -> Result<Option<(UserId, Entry)>> {
+        let reader = EntryReader::running_in(&self.inner.entry_reader, self.pool(), &Default::default());
+        let found = reader.submit((), queue_token.to_owned()).await?;
+        Ok(found.and_then(|(event, owner, entry)| (event == event_id).then_some((owner, entry))))
     }
 
     /// The ticket the draw gave a pre-queue entry (`None` before the draw),

@@ -7,8 +7,9 @@
 //! What a batch does is the [`Batch`] implementation's: holds
 //! ([`super::hold_batch`]), releases ([`super::release_batch`]), the
 //! checkout's two transactions ([`super::checkout`]), queue joins
-//! ([`crate::queue::join`]) and the reads of sessions and accounts not kept
-//! in memory (`crate::accounts::reads`).
+//! ([`crate::queue::join`]), the reads of queue entries by token
+//! (`crate::queue::status`) and of sessions and accounts not kept in memory
+//! (`crate::accounts::reads`).
 
 use std::collections::HashMap;
 use std::future::Future;

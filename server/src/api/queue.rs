@@ -79,7 +79,7 @@ pub async fn configure(
 const SOCKETS_PER_TOKEN: usize = 4;
 
 /// `GET /api/v1/events/{id}/queue/{token}/live`: the fan's position pushed
-/// after every admission round (the page polls when this is unavailable).
+/// after admission rounds (the page polls when this is unavailable).
 /// Only the fan whose entry the token is may listen (401 signed out, 403
 /// someone else's token).
 pub async fn live(
@@ -128,6 +128,23 @@ fn frame_for(ticket: Option<i64>, round: &frontrow_engine::queue::QueueRound) ->
     })
 }
 
+/// Places this close to the front are told after every round: those fans
+/// are about to be let in and watch every step, and they are few.
+const NEAR_FRONT: i64 = 100;
+
+/// Whether `frame` is news after `sent`, sent `since` ago: a new state at
+/// once; a new place or ETA once `every` has passed, or at once near the
+/// front; the same frame never, except "admitted", said every round until
+/// the fan leaves the page (a page whose fetch of its admission failed
+/// hears it again; admitted fans are few and leave at once).
+fn worth_sending(sent: &QueueFrame, frame: &QueueFrame, since: std::time::Duration, every: std::time::Duration) -> bool {
+    let near_front = frame.position.is_some_and(|p| p < NEAR_FRONT);
+    frame.state == QueueState::Admitted
+        || sent.state != frame.state
+        || sent.draw_pending != frame.draw_pending
+        || (sent != frame && (since >= every || near_front))
+}
+
 async fn push_positions(
     mut socket: axum::extract::ws::WebSocket,
     state: AppState,
@@ -140,6 +157,8 @@ async fn push_positions(
     use axum::extract::ws::Message;
     use tokio::sync::broadcast::error::RecvError;
     let mut liveness = Liveness::new(std::time::Duration::from_millis(state.settings.socket_idle_ms));
+    let every = std::time::Duration::from_millis(state.settings.queue_frame_every_ms);
+    let mut last: Option<(QueueFrame, tokio::time::Instant)> = None;
     loop {
         let round = tokio::select! {
             _ = state.shutdown.cancelled() => return,
@@ -172,6 +191,11 @@ async fn push_positions(
             }
         }
         let Some(frame) = frame_for(ticket, &round) else { continue };
+        let now = tokio::time::Instant::now();
+        if last.as_ref().is_some_and(|(sent, at)| !worth_sending(sent, &frame, now.duration_since(*at), every)) {
+            continue;
+        }
+        last = Some((frame.clone(), now));
         let Ok(text) = serde_json::to_string(&frame) else { return };
         match tokio::time::timeout(std::time::Duration::from_secs(10), socket.send(Message::Text(text.into()))).await {
             Ok(Ok(())) => {}
@@ -184,9 +208,23 @@ async fn push_positions(
 mod tests {
     use super::*;
     use frontrow_engine::queue::QueueRound;
+    use std::time::Duration;
 
     fn round(phase: SalePhase, remaining: i64, all_held: bool) -> QueueRound {
         QueueRound { admitted_through: 5, rate: 2.0, remaining, phase, drawn: true, all_held }
+    }
+
+    #[test]
+    fn a_far_place_is_told_at_most_every_interval_a_new_state_at_once() {
+        let waiting = |position| QueueFrame { state: QueueState::Waiting, position: Some(position), eta_seconds: None, draw_pending: false };
+        let admitted = QueueFrame { state: QueueState::Admitted, position: None, eta_seconds: None, draw_pending: false };
+        let (soon, every) = (Duration::from_secs(1), Duration::from_secs(5));
+        assert!(!worth_sending(&waiting(900), &waiting(880), soon, every), "far back, too soon");
+        assert!(worth_sending(&waiting(900), &waiting(880), every, every), "far back, the interval passed");
+        assert!(!worth_sending(&waiting(900), &waiting(900), every, every), "nothing new");
+        assert!(worth_sending(&waiting(120), &waiting(99), soon, every), "near the front");
+        assert!(worth_sending(&waiting(900), &admitted, soon, every), "admitted");
+        assert!(worth_sending(&admitted, &admitted, soon, every), "still admitted: again");
     }
 
     #[test]

@@ -25,6 +25,7 @@ mod pages;
 mod payment_http;
 mod presale;
 mod presale_queue;
+mod queue_load;
 mod server_fns;
 mod sessions;
 mod sign_in;

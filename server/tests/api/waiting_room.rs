@@ -37,7 +37,7 @@ pub(crate) async fn room_event(app: &TestApp, seats: usize, opens_in_secs: i64) 
 
 /// Fans inserted straight into the users table (joins through the engine
 /// need no session, and hashing 10,000 passwords would dominate the test).
-async fn bulk_fans(pool: &PgPool, n: i64) -> Vec<UserId> {
+pub(crate) async fn bulk_fans(pool: &PgPool, n: i64) -> Vec<UserId> {
     sqlx::query_scalar(
         "INSERT INTO users (user_id, email, name, password_hash)
          SELECT gen_random_uuid(), 'bulk-' || gen_random_uuid() || '@example.test', 'Fan', 'x' FROM generate_series(1, $1)
@@ -80,7 +80,7 @@ async fn a_join_answers_the_place_a_status_call_gives() {
 }
 
 /// An admission round now, without waiting out the one-second spacing.
-async fn round(app: &TestApp, event_id: Uuid) -> queue::TickOutcome {
+pub(crate) async fn round(app: &TestApp, event_id: Uuid) -> queue::TickOutcome {
     sqlx::query("UPDATE queues SET last_tick_at = NULL WHERE event_id = $1").bind(event_id).execute(&app.pool).await.expect("reset");
     app.engine.admission_round(event_id.into(), SalePhase::Public, Uuid::nil()).await.expect("tick").expect("a round")
 }
@@ -482,7 +482,12 @@ async fn staff_see_the_queue_and_change_its_controls() {
 /// its new position (the README quotes it).
 #[tokio::test]
 async fn positions_reach_waiting_fans_right_after_each_round() {
-    let app = spawn_app_with(|s| s.admission_interval_ms = 3_600_000).await;
+    // Every round's place, however far back (see `queue_load` for the spacing).
+    let app = spawn_app_with(|s| {
+        s.admission_interval_ms = 3_600_000;
+        s.queue_frame_every_ms = 0;
+    })
+    .await;
     let event_id = room_event(&app, 1000, -60).await;
     let fans = bulk_fans(&app.pool, 300).await;
     let mut sockets = Vec::new();

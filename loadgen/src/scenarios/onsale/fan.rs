@@ -109,6 +109,9 @@ impl Sale {
         if join.status != 201 {
             return if join.status < 500 { Outcome::Refused } else { Outcome::Error };
         }
+        // What the fan lives through: from their arrival to a place, every
+        // try turned away with `Retry-After` and the wait after it included.
+        rec.record("queue join (arrival to a place, retries included)", intended.elapsed());
         let Some(token) = join.str("queue_token").map(str::to_owned) else { return Outcome::Error };
         let joined = Instant::now();
         let admission = match self.wait_admission(fan, &token).await {
@@ -204,13 +207,9 @@ impl Sale {
                     }
                 }
                 Some("admitted") | Some("poll") => {
-                    let r = timed(
-                        &self.rec,
-                        "queue status",
-                        Instant::now(),
-                        self.api.get(&format!("/api/v1/events/{ev}/queue/{token}"), Some(&fan.session)),
-                    )
-                    .await;
+                    // Turned away, the page asks again after `Retry-After`.
+                    let status_path = format!("/api/v1/events/{ev}/queue/{token}");
+                    let r = self.patiently("queue status", Instant::now(), || self.api.get(&status_path, Some(&fan.session))).await;
                     if let Some(r) = r.filter(|r| r.status == 200) {
                         match (r.str("state"), r.str("admission_token")) {
                             (Some("admitted"), Some(a)) => return Ok(Some(a.to_owned())),
