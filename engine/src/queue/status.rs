@@ -1,10 +1,9 @@
 //! Reading queue entries by token in batches (see
 //! [`crate::sale::group_commit`]). Every waiting fan's page opens a live
 //! socket and asks where it stands now and then; in an on-sale those reads
-//! come a thousand a second, and one query each (plus the pool's checks on
-//! every connection handed back) was most of the database's work after the
-//! joins themselves. One call now answers all the tokens that came in
-//! together. Tokens are unique across events, and the call finds them by
+//! come a thousand a second, and each was a pooled query plus the pool's
+//! two checks on the connection handed back. One call now answers all the
+//! tokens that came in together. Tokens are unique across events, and the call finds them by
 //! that index alone: with the event in its condition too, a planner working
 //! from stale statistics may read the whole queue's part of the primary key
 //! first.

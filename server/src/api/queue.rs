@@ -139,10 +139,7 @@ const NEAR_FRONT: i64 = 100;
 /// hears it again; admitted fans are few and leave at once).
 fn worth_sending(sent: &QueueFrame, frame: &QueueFrame, since: std::time::Duration, every: std::time::Duration) -> bool {
     let near_front = frame.position.is_some_and(|p| p < NEAR_FRONT);
-    frame.state == QueueState::Admitted
-        || sent.state != frame.state
-        || sent.draw_pending != frame.draw_pending
-        || (sent != frame && (since >= every || near_front))
+    frame.state == QueueState::Admitted || sent.state != frame.state || (sent != frame && (since >= every || near_front))
 }
 
 async fn push_positions(
