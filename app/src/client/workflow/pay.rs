@@ -55,6 +55,18 @@ impl Picker {
                             ErrorKind::Unauthenticated => return self.sign_in_first(),
                             // The first attempt (another tab, a reload) is still running: wait for its answer.
                             ErrorKind::IdempotencyKeyInUse | ErrorKind::CheckoutInProgress => sleep(1000).await,
+                            // Turned away (busy, nothing done; or the database
+                            // briefly away): the same key again after the wait
+                            // asked for and up to a second more, as the waiting
+                            // room's page does; the key makes it safe.
+                            ErrorKind::Overloaded { retry_after } => {
+                                self.say("info", "Many fans are paying right now; trying again in a moment…");
+                                sleep(spread(retry_after)).await
+                            }
+                            ErrorKind::Unavailable => {
+                                self.say("info", "The service is briefly unavailable; trying again in a moment…");
+                                sleep(spread(2)).await
+                            }
                             _ => {
                                 self.say("error", e.message);
                                 break;
@@ -66,6 +78,11 @@ impl Picker {
             self.busy.set(false);
         });
     }
+}
+
+/// `secs` and up to a second more, in milliseconds.
+fn spread(secs: u64) -> i32 {
+    ((secs.clamp(1, 30) as f64 + js_sys::Math::random()) * 1000.0) as i32
 }
 
 pub(super) fn checkout_key(hold_id: HoldId) -> String {

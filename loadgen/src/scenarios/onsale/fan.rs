@@ -67,9 +67,10 @@ impl Sale {
             })
     }
 
-    /// Calls until the server does not turn the call away as overloaded
-    /// (503 with a wait), waiting as told between tries like the waiting
-    /// room's page; each try's answer is timed. Stops trying when the
+    /// Calls until the server does not turn the call away (503: overloaded,
+    /// nothing done, or the database briefly away), waiting as told
+    /// and up to a second more between tries, like the waiting room's page
+    /// and the checkout; each try's answer is timed. Stops trying when the
     /// scenario ends.
     pub(super) async fn patiently<F, Fut>(&self, op: &str, intended: Instant, mut call: F) -> Option<Reply>
     where
@@ -79,7 +80,7 @@ impl Sale {
         let mut intended = intended;
         loop {
             match timed(&self.rec, op, intended, call()).await {
-                Some(r) if r.status == 503 && r.error_code() == "overloaded" && !self.stop.stopped() => {
+                Some(r) if r.status == 503 && matches!(r.error_code(), "overloaded" | "unavailable") && !self.stop.stopped() => {
                     self.rec.count(&format!("turned away, then tried again: {op}"));
                     let wait = Duration::from_secs(r.body["retry_after"].as_u64().unwrap_or(2));
                     tokio::time::sleep(wait + jitter(0, 1000)).await;
