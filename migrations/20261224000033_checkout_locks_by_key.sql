@@ -14,6 +14,7 @@
 -- statements already were; the locks are still taken in key order, then
 -- the seats in (event, seat) order, as before.
 
+-- p_requests and outcomes as in 20261216000025.
 CREATE OR REPLACE FUNCTION checkout_reserve(p_requests jsonb)
 RETURNS TABLE (request_index integer, outcome text, amount_cents bigint, answer jsonb)
 LANGUAGE plpgsql AS $$
@@ -108,6 +109,8 @@ BEGIN
 END
 $$;
 
+-- p_requests: [{checkout, provider_ref, booking}]; outcomes sold, settled
+-- and unsellable, as in 20261216000025.
 CREATE OR REPLACE FUNCTION checkout_sell(p_requests jsonb)
 RETURNS TABLE (request_index integer, outcome text, answer jsonb, seats_sold integer)
 LANGUAGE plpgsql AS $$
