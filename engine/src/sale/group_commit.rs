@@ -25,10 +25,14 @@ use tokio::sync::{mpsc, oneshot, Semaphore};
 use crate::db::retrying;
 use crate::error::{trusted_without_ping, EngineError, Result, TRUSTED_IDLE};
 
-/// Batches in the database at once. With one, the database sits idle while
-/// a batch's commit is flushed and its answer travels back; with two, the
-/// next batch runs meanwhile (each kind of batch says why that is safe).
-const BATCHES_IN_FLIGHT: usize = 2;
+/// Batches of one kind in the database at once, per instance. A second one
+/// would run while the first's commit is flushed, but it made the batches
+/// smaller (each has a large fixed cost) and made them contend for the same
+/// rows and locks: with two, PostgreSQL spent 16-18% more CPU for fewer
+/// holds, hold + release cycles and queue joins (bench/PROFILE.md). Other
+/// kinds, and other instances, still run side by side (each kind of batch
+/// says why that is safe).
+const BATCHES_IN_FLIGHT: usize = 1;
 
 /// One kind of request decided many at a time.
 pub(crate) trait Batch: Send + Sync + 'static {
@@ -177,7 +181,7 @@ impl KeptConnections {
         let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
         // As many as the batches that can run at once (groups side by side
         // included, within reason); the rest go back to the pool.
-        if kept.len() < BATCHES_IN_FLIGHT * 2 {
+        if kept.len() < BATCHES_IN_FLIGHT * 4 {
             kept.push(Kept { connection, since: Instant::now() });
         }
     }

@@ -117,11 +117,17 @@ pub async fn shed_load(State(in_flight): State<Arc<InFlight>>, request: Request,
     let Some(work) = Work::of(request.method(), route, request.uri().path()) else {
         return next.run(request).await;
     };
+    let arrived = std::time::Instant::now();
     let Some(permit) = in_flight.turn(work).await else {
         metrics::counter!("frontrow_shed_total", "work" => work.label()).increment(1);
         return AppError::overloaded(RETRY_AFTER_SECS).into_response();
     };
+    // How long the line and the work each take under load: the first is
+    // bounded here, the second is what the line's length should follow.
+    metrics::histogram!("frontrow_turn_wait_seconds", "work" => work.label()).record(arrived.elapsed().as_secs_f64());
+    let started = std::time::Instant::now();
     let response = next.run(request).await;
+    metrics::histogram!("frontrow_turn_work_seconds", "work" => work.label()).record(started.elapsed().as_secs_f64());
     drop(permit);
     response
 }
