@@ -1,12 +1,15 @@
 //! What the engine's SQL shares: the enum columns as Rust types, the
 //! advisory-lock namespaces, the one retry for transactions PostgreSQL
-//! refused to run side by side, and a `BEGIN` that cancelling cannot break.
+//! refused to run side by side, a `BEGIN` that cancelling cannot break,
+//! and connections kept from one use to the next.
 
 use std::future::Future;
+use std::sync::Arc;
 
-use sqlx::{PgPool, Postgres, Transaction};
+use sqlx::pool::PoolConnection;
+use sqlx::{Connection, PgPool, Postgres, Transaction};
 
-use crate::error::{EngineError, Result};
+use crate::error::{EngineError, Result, TRUSTED_IDLE};
 
 pub use crate::error::trusted_without_ping;
 
@@ -110,6 +113,80 @@ where
 pub async fn begin(pool: &PgPool) -> std::result::Result<Transaction<'static, Postgres>, sqlx::Error> {
     let pool = pool.clone();
     tokio::spawn(async move { pool.begin().await }).await.map_err(|_| sqlx::Error::WorkerCrashed)?
+}
+
+/// Connections kept from one use to the next by a task that uses them
+/// often (the batchers, the live maps' reader of the seat change log). The
+/// pool proves a connection alive with a round trip (a ping) each time it
+/// hands one out, and checks with another that one handed back is not
+/// inside a transaction; a kept connection skips both while its uses follow
+/// each other closely, so a statement costs the database one round trip.
+/// One kept idle for longer, or kept from before the database was last
+/// found away (after a restart every kept connection is dead), is pinged
+/// first, and given up if it does not answer. A connection whose statement
+/// failed goes back to the pool, whose checks then weed it out if need be.
+/// Only connections outside any transaction may be kept.
+pub(crate) struct KeptConnections {
+    kept: std::sync::Mutex<Vec<Kept>>,
+    /// Most kept at once; the rest go back to the pool.
+    limit: usize,
+}
+
+struct Kept {
+    connection: PoolConnection<Postgres>,
+    since: std::time::Instant,
+}
+
+impl KeptConnections {
+    /// Keeps up to `limit` of `pool`'s connections, and hands them all back
+    /// when it closes (a closing pool waits for every connection out of it).
+    pub(crate) fn new(pool: &PgPool, limit: usize) -> Arc<Self> {
+        let kept = Arc::new(Self { kept: std::sync::Mutex::default(), limit });
+        tokio::spawn({
+            let (closed, kept) = (pool.close_event(), kept.clone());
+            async move {
+                closed.await;
+                kept.release_all();
+            }
+        });
+        kept
+    }
+
+    pub(crate) async fn take(&self, pool: &PgPool) -> std::result::Result<PoolConnection<Postgres>, sqlx::Error> {
+        loop {
+            let kept = self.kept.lock().unwrap_or_else(|e| e.into_inner()).pop();
+            match kept {
+                Some(kept) if trusted_without_ping(kept.since.elapsed()) => return Ok(kept.connection),
+                Some(Kept { mut connection, .. }) => {
+                    if let Ok(Ok(())) = tokio::time::timeout(TRUSTED_IDLE, connection.ping()).await {
+                        return Ok(connection);
+                    }
+                    // Dead: closed rather than handed back, and the next one tried.
+                    connection.close_on_drop();
+                }
+                None => return pool.acquire().await,
+            }
+        }
+    }
+
+    /// Keeps `connection`, just used successfully outside a transaction, for
+    /// the next use.
+    pub(crate) fn keep(&self, pool: &PgPool, connection: PoolConnection<Postgres>) {
+        {
+            let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+            if kept.len() < self.limit {
+                kept.push(Kept { connection, since: std::time::Instant::now() });
+            }
+        }
+        // Closed meanwhile: the pool is waiting for it.
+        if pool.is_closed() {
+            self.release_all();
+        }
+    }
+
+    fn release_all(&self) {
+        self.kept.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
 }
 
 /// Whether a connection coming back to the pool is still inside a

@@ -16,14 +16,12 @@ use std::future::Future;
 use std::hash::Hash;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
 
-use sqlx::pool::PoolConnection;
-use sqlx::{Connection, PgConnection, Postgres};
+use sqlx::PgConnection;
 use tokio::sync::{mpsc, oneshot, Semaphore};
 
-use crate::db::retrying;
-use crate::error::{trusted_without_ping, EngineError, Result, TRUSTED_IDLE};
+use crate::db::{retrying, KeptConnections};
+use crate::error::{EngineError, Result};
 
 /// Batches of one kind in the database at once, per instance. A second one
 /// would run while the first's commit is flushed, but it made the batches
@@ -137,67 +135,11 @@ impl<B: Batch> GroupCommit<B> {
     }
 }
 
-/// Connections kept from one batch to the next. The pool proves a
-/// connection alive with a round trip (a ping) each time it hands one out; a
-/// batch on a kept connection skips that while batches follow each other
-/// closely, so a request costs the database one round trip. One kept idle
-/// for longer, or kept from before the database was last found away (after
-/// a restart every kept connection is dead), is pinged first, and given up
-/// if it does not answer. A connection whose call failed goes back to the
-/// pool, whose ping then weeds it out if it is dead.
-#[derive(Default)]
-struct KeptConnections(std::sync::Mutex<Vec<Kept>>);
-
-struct Kept {
-    connection: PoolConnection<Postgres>,
-    since: Instant,
-}
-
-impl KeptConnections {
-    async fn take(&self, pool: &sqlx::PgPool) -> std::result::Result<PoolConnection<Postgres>, sqlx::Error> {
-        loop {
-            let kept = self.0.lock().unwrap_or_else(|e| e.into_inner()).pop();
-            match kept {
-                Some(kept) if trusted_without_ping(kept.since.elapsed()) => return Ok(kept.connection),
-                Some(Kept { mut connection, .. }) => {
-                    if let Ok(Ok(())) = tokio::time::timeout(TRUSTED_IDLE, connection.ping()).await {
-                        return Ok(connection);
-                    }
-                    // Dead: closed rather than handed back, and the next one tried.
-                    connection.close_on_drop();
-                }
-                None => return pool.acquire().await,
-            }
-        }
-    }
-
-    /// Gives every kept connection back (the pool is closing and waits for
-    /// them).
-    fn release_all(&self) {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).clear();
-    }
-
-    fn keep(&self, connection: PoolConnection<Postgres>) {
-        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        // As many as the batches that can run at once (groups side by side
-        // included, within reason); the rest go back to the pool.
-        if kept.len() < BATCHES_IN_FLIGHT * 4 {
-            kept.push(Kept { connection, since: Instant::now() });
-        }
-    }
-}
-
 async fn run<B: Batch>(pool: sqlx::PgPool, mut incoming: mpsc::Receiver<Pending<B>>, counts: Arc<BatchCounts>) {
     let in_flight = Arc::new(Semaphore::new(BATCHES_IN_FLIGHT));
-    let kept = Arc::new(KeptConnections::default());
-    // A closing pool waits for every connection out of it: hand ours back.
-    tokio::spawn({
-        let (closed, kept) = (pool.close_event(), kept.clone());
-        async move {
-            closed.await;
-            kept.release_all();
-        }
-    });
+    // As many as the batches that can run at once (groups side by side
+    // included, within reason).
+    let kept = KeptConnections::new(&pool, BATCHES_IN_FLIGHT * 4);
     loop {
         // While every slot is busy, arrivals wait in the channel and form
         // the next batch.
@@ -282,10 +224,6 @@ async fn decide<B: Batch>(pool: &sqlx::PgPool, kept: &KeptConnections, key: B::K
 async fn call<B: Batch>(pool: &sqlx::PgPool, kept: &KeptConnections, key: B::Key, requests: &[B::Request]) -> Result<Vec<Result<B::Outcome>>> {
     let mut connection = kept.take(pool).await?;
     let outcomes = B::call(&mut connection, key, requests).await?;
-    kept.keep(connection);
-    // Closed meanwhile: the pool is waiting for it.
-    if pool.is_closed() {
-        kept.release_all();
-    }
+    kept.keep(pool, connection);
     Ok(outcomes)
 }
