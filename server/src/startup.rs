@@ -21,6 +21,7 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::PgPool;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
+use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::compression::CompressionLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
@@ -307,45 +308,56 @@ fn router(state: AppState) -> Router {
             move || frontrow_app::shell(options.clone())
         })
         .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(app_context, frontrow_app::shell))
-        // Innermost first: event pages shared by their viewers (rendered
-        // once per short while, see page_cache), a failed server function's
-        // status, then the rate limit, the bound on work in flight, and the
-        // metrics that see the final answer.
-        .route_layer(axum::middleware::from_fn_with_state(kept_pages, crate::page_cache::kept_pages))
-        .route_layer(axum::middleware::from_fn(api::server_fn_status))
-        .route_layer(axum::middleware::from_fn_with_state(state.clone(), crate::gates::limits::rate_limit_server_fns))
-        .route_layer(axum::middleware::from_fn_with_state(state.in_flight.clone(), crate::gates::shed::shed_load))
-        .route_layer(axum::middleware::from_fn(api::track_metrics))
-        .layer(axum::middleware::from_fn(crate::gates::csrf::csrf_guard))
-        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::gates::limits::client_address))
-        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::gates::headers::security_headers))
-        .layer(sessions)
-        .layer(axum::middleware::map_response(session_store_failure_is_unavailable))
-        .layer(axum::extract::DefaultBodyLimit::max(crate::gates::body::MAX_BODY))
-        .layer(axum::middleware::from_fn(crate::gates::body::limit_body))
-        // A 10,000-seat map is ~1.5 MB of repetitive SVG; compressed it is a
-        // fraction of that (the README quotes the measured weight). Answers
-        // made per request get gzip level 4, no brotli: at the default levels
-        // compressing a seat-map page cost more than rendering it, the F5
-        // storm's biggest expense, for a few percent of size. (The prepared
-        // seat list carries its own gzip and brotli, made once per revision.)
-        // An event's page is rendered without its map, which this layer
-        // puts in (in gzip deflated once per drawing, see map_page); other
-        // answers pass through.
-        .layer(axum::middleware::from_fn_with_state(Arc::new(crate::map_page::MapPieces::default()), crate::map_page::put_in_maps))
-        .layer(CompressionLayer::new().br(false).quality(tower_http::CompressionLevel::Precise(4)))
-        .layer(PropagateRequestIdLayer::new(x_request_id.clone()))
-        .layer(TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
-            let request_id = request.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("-");
-            tracing::info_span!("request", method = %request.method(), uri = %request.uri(), request_id = %request_id)
-        }))
-        .layer(SetRequestIdLayer::new(x_request_id, MakeRequestUuid))
-        // A bug that panics answers its one request with a 500, not a
-        // dropped connection (and the panic is logged with the request's span).
-        .layer(CatchPanicLayer::custom(|_panic: Box<dyn std::any::Any + Send>| {
-            metrics::counter!("frontrow_panics_total").increment(1);
-            AppError::internal().into_response()
-        }))
-        .layer(axum::middleware::from_fn(run_to_completion))
+        // Each group of layers is one stack, applied once: a layer applied
+        // on its own wraps every route in a boxed service of its own, and
+        // each request cloned the boxes below every one of them (about two
+        // hundred allocations a request with a score of layers).
+        //
+        // Outermost first: the metrics that see the final answer, the bound
+        // on work in flight, the rate limit, a failed server function's
+        // status, then event pages shared by their viewers (rendered once
+        // per short while, see page_cache).
+        .route_layer(
+            ServiceBuilder::new()
+                .layer(axum::middleware::from_fn(api::track_metrics))
+                .layer(axum::middleware::from_fn_with_state(state.in_flight.clone(), crate::gates::shed::shed_load))
+                .layer(axum::middleware::from_fn_with_state(state.clone(), crate::gates::limits::rate_limit_server_fns))
+                .layer(axum::middleware::from_fn(api::server_fn_status))
+                .layer(axum::middleware::from_fn_with_state(kept_pages, crate::page_cache::kept_pages)),
+        )
+        .layer(
+            ServiceBuilder::new()
+                .layer(axum::middleware::from_fn(run_to_completion))
+                // A bug that panics answers its one request with a 500, not a
+                // dropped connection (and the panic is logged with the request's span).
+                .layer(CatchPanicLayer::custom(|_panic: Box<dyn std::any::Any + Send>| {
+                    metrics::counter!("frontrow_panics_total").increment(1);
+                    AppError::internal().into_response()
+                }))
+                .layer(SetRequestIdLayer::new(x_request_id.clone(), MakeRequestUuid))
+                .layer(TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
+                    let request_id = request.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("-");
+                    tracing::info_span!("request", method = %request.method(), uri = %request.uri(), request_id = %request_id)
+                }))
+                .layer(PropagateRequestIdLayer::new(x_request_id))
+                // A 10,000-seat map is ~1.5 MB of repetitive SVG; compressed it is a
+                // fraction of that (the README quotes the measured weight). Answers
+                // made per request get gzip level 4, no brotli: at the default levels
+                // compressing a seat-map page cost more than rendering it, the F5
+                // storm's biggest expense, for a few percent of size. (The prepared
+                // seat list carries its own gzip and brotli, made once per revision.)
+                .layer(CompressionLayer::new().br(false).quality(tower_http::CompressionLevel::Precise(4)))
+                // An event's page is rendered without its map, which this layer
+                // puts in (in gzip deflated once per drawing, see map_page); other
+                // answers pass through.
+                .layer(axum::middleware::from_fn_with_state(Arc::new(crate::map_page::MapPieces::default()), crate::map_page::put_in_maps))
+                .layer(axum::middleware::from_fn(crate::gates::body::limit_body))
+                .layer(axum::extract::DefaultBodyLimit::max(crate::gates::body::MAX_BODY))
+                .layer(axum::middleware::map_response(session_store_failure_is_unavailable))
+                .layer(sessions)
+                .layer(axum::middleware::from_fn_with_state(state.clone(), crate::gates::headers::security_headers))
+                .layer(axum::middleware::from_fn_with_state(state.clone(), crate::gates::limits::client_address))
+                .layer(axum::middleware::from_fn(crate::gates::csrf::csrf_guard)),
+        )
         .with_state(state)
 }
