@@ -102,7 +102,7 @@ pub fn watch(ws_base: String, event_id: String, stop: Stop) -> SharedBoard {
         let url = format!("{ws_base}/api/v1/events/{event_id}/live");
         let mut backoff = Duration::from_millis(200);
         while !stop.stopped() {
-            if let Ok((mut socket, _)) = tokio_tungstenite::connect_async(url.as_str()).await {
+            if let Ok((mut socket, _)) = tokio_tungstenite::connect_async_with_config(url.as_str(), Some(crate::api::socket_config()), false).await {
                 backoff = Duration::from_millis(200);
                 loop {
                     let next = tokio::select! {

@@ -82,7 +82,7 @@ async fn connect(url: &str, local: std::net::IpAddr) -> Result<tokio_tungstenite
     let socket = tokio::net::TcpSocket::new_v4()?;
     socket.bind(std::net::SocketAddr::new(local, 0))?;
     let stream = socket.connect(server).await?;
-    let (ws, _) = tokio_tungstenite::client_async(request, stream).await?;
+    let (ws, _) = tokio_tungstenite::client_async_with_config(request, stream, Some(crate::api::socket_config())).await?;
     Ok(ws)
 }
 

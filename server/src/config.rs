@@ -128,8 +128,9 @@ pub struct ServeArgs {
     /// Requests of one costly kind (holds and checkouts; queue joins and
     /// polls) worked on at once by this instance; as many more wait in line
     /// for a turn, and beyond that a request is turned away at once.
-    #[arg(long, env = "FRONTROW_MAX_IN_FLIGHT", default_value_t = 256)]
-    pub max_in_flight: usize,
+    /// Default: 128 for each CPU core the process may use (quotas included).
+    #[arg(long, env = "FRONTROW_MAX_IN_FLIGHT")]
+    pub max_in_flight: Option<usize>,
     /// How long a request waits for a turn before it is answered 503
     /// `overloaded` with Retry-After (nothing done): a definite answer in
     /// bounded time rather than a client's timeout.

@@ -205,7 +205,10 @@ impl Application {
             .build();
         let listener = TcpListener::bind(settings.addr).await.with_context(|| format!("binding {}", settings.addr))?;
         let local_addr = listener.local_addr()?;
-        let in_flight = Arc::new(crate::gates::shed::InFlight::new(settings.max_in_flight, Duration::from_millis(settings.shed_after_ms)));
+        let in_flight = Arc::new(crate::gates::shed::InFlight::new(
+            settings.max_in_flight.unwrap_or_else(crate::gates::shed::default_bound),
+            Duration::from_millis(settings.shed_after_ms),
+        ));
         let sessions = crate::gates::sessions::Sessions::new(pool.clone(), engine.clone(), SESSION_CACHE_ENTRIES);
         let state = AppState::new(crate::state::Shared {
             in_flight,

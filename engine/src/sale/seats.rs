@@ -155,22 +155,37 @@ pub(crate) async fn release(conn: &mut PgConnection, requests: &[ReleaseRequest]
                -- the seats for its first copy; the others find them gone,
                -- as they would one by one.
                SELECT DISTINCT ON (hold, token, fan) * FROM request ORDER BY hold, token, fan, i
-           ), target AS (
-               -- Locked in one order (the one hold_batch and the checkout
-               -- use), so statements side by side never wait on each other
-               -- in a circle. (Seats found by their holds' index whatever the
-               -- planner guesses of the request's size.)
-               SELECT s.event_id, s.seat_id, q.i, q.hold, q.tag, q.fan
-                 FROM seats s JOIN first q ON s.hold_id = q.hold AND s.hold_token = q.token AND s.holder_id = q.fan
-                WHERE s.hold_id = ANY ((SELECT array_agg(hold) FROM first)::uuid[])
-                  AND s.state = 'held' AND NOT lease_lapsed(s.hold_expires_at)
+           ), found AS (
+               -- Each hold's seats by the seats' index of holds, one look-up a hold
+               -- (the subquery is kept apart, so nothing else is on offer).
+               -- Joined, or with the state in its conditions, the planner
+               -- may scan a partial index whole (held seats, or holders),
+               -- taking it for empty from statistics made before the sale,
+               -- and each release would read every held seat of the event.
+               SELECT q.i, q.hold, q.token, q.tag, q.fan, s.event_id, s.seat_id
+                 FROM first q CROSS JOIN LATERAL (SELECT s.event_id, s.seat_id FROM seats s WHERE s.hold_id = q.hold OFFSET 0) s
+           ), locked AS (
+               -- Locked by their keys alone, in one order (the one hold_batch
+               -- and the checkout use), so statements side by side never wait
+               -- on each other in a circle; the rows come back as they are
+               -- once locked.
+               SELECT s.event_id, s.seat_id, s.state, s.hold_id, s.hold_token, s.holder_id, s.hold_expires_at
+                 FROM seats s
+                WHERE s.event_id = ANY ((SELECT array_agg(DISTINCT event_id) FROM found)::uuid[])
+                  AND s.seat_id = ANY ((SELECT array_agg(seat_id) FROM found)::text[])
                 ORDER BY s.event_id, s.seat_id
-                  FOR UPDATE OF s
+                  FOR UPDATE
+           ), target AS (
+               SELECT f.i, f.hold, f.tag, f.fan, l.event_id, l.seat_id
+                 FROM locked l JOIN found f ON f.event_id = l.event_id AND f.seat_id = l.seat_id
+                WHERE l.hold_id = f.hold AND l.hold_token = f.token AND l.holder_id = f.fan
+                  AND l.state = 'held' AND NOT lease_lapsed(l.hold_expires_at)
            ), freed AS (
+               -- (Locked above: nothing can have changed them since.)
                UPDATE seats s
                   SET (state, hold_id, hold_token, holder_id, hold_expires_at, version) = (SELECT * FROM seat_freed(s.blocked_reason))
                  FROM target t
-                WHERE s.event_id = t.event_id AND s.seat_id = t.seat_id AND s.state = 'held' AND NOT lease_lapsed(s.hold_expires_at)
+                WHERE s.event_id = t.event_id AND s.seat_id = t.seat_id
             RETURNING t.i, t.hold, t.tag, t.fan, s.event_id, s.seat_id, s.version, s.state
            ), logged AS (
                INSERT INTO seat_events (event_id, seat_id, version, from_state, to_state, hold_id, token_tag, actor_id, reason)
@@ -179,8 +194,12 @@ pub(crate) async fn release(conn: &mut PgConnection, requests: &[ReleaseRequest]
                UPDATE holds SET state = 'released', ended_at = now()
                 WHERE hold_id IN (SELECT hold FROM freed)
            )
-           SELECT q.i AS "i!", h.state AS "state?: HoldState", (SELECT count(*) FROM freed f WHERE f.i = q.i) AS "released!"
-             FROM request q LEFT JOIN holds h ON h.hold_id = q.hold AND h.user_id = q.fan
+           -- The hold's state by its key alone, request by request: joined,
+           -- or with the fan in the condition, the planner may read all the
+           -- holds, or all of the fan's.
+           SELECT q.i AS "i!", (SELECT CASE WHEN h.user_id = q.fan THEN h.state END FROM holds h WHERE h.hold_id = q.hold) AS "state?: HoldState",
+                  (SELECT count(*) FROM freed f WHERE f.i = q.i) AS "released!"
+             FROM request q
             ORDER BY q.i"#,
         body,
     )

@@ -471,7 +471,7 @@ async fn a_checkout_in_roots_private_home_still_gets_its_cluster() {
 #[tokio::test]
 async fn work_beyond_the_bound_is_answered_overloaded_at_once_and_does_nothing() {
     let app = spawn_app_with(|s| {
-        s.max_in_flight = 1;
+        s.max_in_flight = Some(1);
         s.shed_after_ms = 50;
     })
     .await;

@@ -16,6 +16,7 @@ mod failover;
 mod hangups;
 mod hardening;
 mod history;
+mod hold_batch_paths;
 mod holds;
 mod holds_money_sockets;
 mod live;
