@@ -86,7 +86,7 @@ impl Drop for InLine<'_> {
 /// core the process may use. What is in flight waits on the same cores, so
 /// a fixed number kept each turn waiting longer on a smaller machine; on
 /// one core 256 put the queue join's p99 per try at 1.2-1.7 s, 128 at
-/// 0.6-0.8 s (more tries were turned away at once instead).
+/// 0.55-0.84 s (more tries were turned away at once instead).
 pub fn default_bound() -> usize {
     128 * std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
 }
