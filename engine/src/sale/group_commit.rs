@@ -4,6 +4,14 @@
 //! batch is a single request and waits for nothing; under an on-sale crowd
 //! the commits, not the fans, are what is shared.
 //!
+//! One batch of a kind is in the database at a time, per instance. A second
+//! would run while the first's commit is flushed, but it made the batches
+//! smaller (each has a large fixed cost) and contend for the same rows and
+//! locks: with two, PostgreSQL spent 16-18% more CPU for fewer holds, hold +
+//! release cycles and queue joins (bench/PROFILE.md). Other kinds, and other
+//! instances, still run side by side (each kind of batch says why that is
+//! safe).
+//!
 //! What a batch does is the [`Batch`] implementation's: holds
 //! ([`super::hold_batch`]), releases ([`super::release_batch`]), the
 //! checkout's two transactions ([`super::checkout`]), queue joins
@@ -17,20 +25,12 @@ use std::hash::Hash;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use futures_util::future::join_all;
 use sqlx::PgConnection;
-use tokio::sync::{mpsc, oneshot, Semaphore};
+use tokio::sync::{mpsc, oneshot};
 
 use crate::db::{retrying, KeptConnections};
 use crate::error::{EngineError, Result};
-
-/// Batches of one kind in the database at once, per instance. A second one
-/// would run while the first's commit is flushed, but it made the batches
-/// smaller (each has a large fixed cost) and made them contend for the same
-/// rows and locks: with two, PostgreSQL spent 16-18% more CPU for fewer
-/// holds, hold + release cycles and queue joins (bench/PROFILE.md). Other
-/// kinds, and other instances, still run side by side (each kind of batch
-/// says why that is safe).
-const BATCHES_IN_FLIGHT: usize = 1;
 
 /// One kind of request decided many at a time.
 pub(crate) trait Batch: Send + Sync + 'static {
@@ -136,15 +136,11 @@ impl<B: Batch> GroupCommit<B> {
 }
 
 async fn run<B: Batch>(pool: sqlx::PgPool, mut incoming: mpsc::Receiver<Pending<B>>, counts: Arc<BatchCounts>) {
-    let in_flight = Arc::new(Semaphore::new(BATCHES_IN_FLIGHT));
-    // As many as the batches that can run at once (groups side by side
-    // included, within reason).
-    let kept = KeptConnections::new(&pool, BATCHES_IN_FLIGHT * 4);
-    loop {
-        // While every slot is busy, arrivals wait in the channel and form
-        // the next batch.
-        let Ok(slot) = in_flight.clone().acquire_owned().await else { return };
-        let Some(first) = incoming.recv().await else { return };
+    // As many as the groups of one batch that run side by side, within reason.
+    let kept = KeptConnections::new(&pool, 4);
+    // While a batch is in the database, arrivals wait in the channel and
+    // form the next one.
+    while let Some(first) = incoming.recv().await {
         let mut batch = vec![first];
         while batch.len() < B::MAX_BATCH {
             match incoming.try_recv() {
@@ -163,16 +159,12 @@ async fn run<B: Batch>(pool: sqlx::PgPool, mut incoming: mpsc::Receiver<Pending<
         for pending in batch {
             groups.entry(pending.key).or_default().push(pending);
         }
-        let mut running = tokio::task::JoinSet::new();
-        for (key, group) in groups {
-            counts.calls.fetch_add(1, Ordering::Relaxed);
-            let (pool, kept) = (pool.clone(), kept.clone());
-            running.spawn(async move { decide::<B>(&pool, &kept, key, group).await });
-        }
-        tokio::spawn(async move {
-            while running.join_next().await.is_some() {}
-            drop(slot);
-        });
+        counts.calls.fetch_add(groups.len() as u64, Ordering::Relaxed);
+        // The groups side by side, awaited here rather than in tasks of
+        // their own: once they return, this loop sends the next batch before
+        // it yields, so the database does not wait while the tasks its
+        // answers woke take their turns (bench/PROFILE.md).
+        join_all(groups.into_iter().map(|(key, group)| decide::<B>(&pool, &kept, key, group))).await;
     }
 }
 
