@@ -117,6 +117,7 @@ serve() {
   # brotli once its bytes are ready.
   local file
   for file in target/site/pkg/*; do
+    [ -e "$file" ] || continue
     for _ in $(seq 1 600); do
       curl -fs -o /dev/null -D - -H 'accept-encoding: br' "http://$1/pkg/${file##*/}" | grep -qi '^content-encoding: br' && break
       sleep 0.2
