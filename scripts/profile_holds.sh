@@ -4,9 +4,13 @@
 # frontrow-loadgen, sampled meanwhile by `perf record` (CPU clock, so it works
 # without hardware counters). Prints the server's hottest functions and the
 # database's statements by total time; bench/PROFILE.md is written from it.
-# Usage: scripts/profile_holds.sh [SECONDS]   (after `make bench` built target/loadtest)
+# With --ceiling the holds are granted by bench/ceiling_hold_batch.sql
+# instead, a bare UPDATE per seat: what is left is the HTTP path's share.
+# Usage: scripts/profile_holds.sh [--ceiling] [SECONDS]   (after `make bench` built target/loadtest)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+ceiling=
+[ "${1:-}" = --ceiling ] && { ceiling=bench/ceiling_hold_batch.sql; shift; }
 secs=${1:-10}
 data=target/profile-data
 pg_port=54342
@@ -38,6 +42,7 @@ printf "shared_preload_libraries = 'pg_stat_statements'\npg_stat_statements.trac
 as_pg "$pg_bin/pg_ctl" -D "$pgdata" restart -m fast -w >/dev/null
 ready
 as_pg psql -q "$url" -c 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements' >/dev/null
+[ -n "$ceiling" ] && as_pg psql -q -v ON_ERROR_STOP=1 "$url" -f "$ceiling" >/dev/null
 
 # The server compresses the site's files once after it starts (seconds of
 # CPU): let that finish so the profile shows holds only.

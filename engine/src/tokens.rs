@@ -24,8 +24,11 @@ pub(crate) fn device_nonce() -> String {
     random_hex(16)
 }
 
-fn random_hex(len: usize) -> String {
+/// `len` random bytes, hex encoded. From the thread's CSPRNG (ChaCha,
+/// seeded and reseeded from the OS): a token per hold or queue entry, read
+/// from the OS each time, was a system call per request.
+pub(crate) fn random_hex(len: usize) -> String {
     let mut buf = vec![0u8; len];
-    rand::rngs::OsRng.fill_bytes(&mut buf);
+    rand::thread_rng().fill_bytes(&mut buf);
     hex::encode(buf)
 }

@@ -14,10 +14,7 @@ use crate::error::{EngineError, Result};
 use crate::sale::group_commit::{Batch, GroupCommit};
 
 pub(super) fn new_queue_token() -> String {
-    use rand::RngCore;
-    let mut bytes = [0u8; 16];
-    rand::rngs::OsRng.fill_bytes(&mut bytes);
-    hex::encode(bytes)
+    crate::tokens::random_hex(16)
 }
 
 pub(crate) struct Joins;
