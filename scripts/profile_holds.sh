@@ -66,6 +66,6 @@ as_pg psql -q "$url" -P pager=off -c "
     FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 20"
 as_pg psql -q "$url" -P pager=off -c "
   SELECT sum(calls) FILTER (WHERE query ILIKE '%hold_batch%') AS batch_calls,
-         (SELECT count(*) FROM holds) AS holds,
-         round((SELECT count(*) FROM holds)::numeric / nullif(sum(calls) FILTER (WHERE query ILIKE '%hold_batch%'), 0), 1) AS holds_per_call
+         (SELECT count(*) FROM seats WHERE state = 'held') AS seats_held,
+         round((SELECT count(*) FROM seats WHERE state = 'held')::numeric / nullif(sum(calls) FILTER (WHERE query ILIKE '%hold_batch%'), 0), 1) AS seats_per_call
     FROM pg_stat_statements"
