@@ -65,7 +65,7 @@ as_pg psql -q "$url" -P pager=off -c "
          rows, left(regexp_replace(query, '\s+', ' ', 'g'), 120) AS statement
     FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 20"
 as_pg psql -q "$url" -P pager=off -c "
-  SELECT sum(calls) FILTER (WHERE query ILIKE '%hold_batch%') AS batch_calls,
-         (SELECT count(*) FROM seats WHERE state = 'held') AS seats_held,
-         round((SELECT count(*) FROM seats WHERE state = 'held')::numeric / nullif(sum(calls) FILTER (WHERE query ILIKE '%hold_batch%'), 0), 1) AS seats_per_call
-    FROM pg_stat_statements"
+  WITH calls AS (SELECT sum(calls) FILTER (WHERE query ILIKE '%hold_batch%') AS n FROM pg_stat_statements),
+       held AS (SELECT count(*) AS n FROM seats WHERE state = 'held')
+  SELECT calls.n AS batch_calls, held.n AS seats_held, round(held.n::numeric / nullif(calls.n, 0), 1) AS seats_per_call
+    FROM calls, held"
