@@ -390,10 +390,10 @@ pub struct LogEntry {
 #[cfg_attr(feature = "openapi", derive(utoipa::IntoParams), into_params(parameter_in = Query))]
 pub struct LogFilter {
     /// Only entries touching this seat.
-    #[cfg_attr(feature = "openapi", param(max_length = 64))]
+    #[cfg_attr(feature = "openapi", param(max_length = 64, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
     pub seat_id: Option<String>,
     /// Only entries of this kind.
-    #[cfg_attr(feature = "openapi", param(max_length = 64))]
+    #[cfg_attr(feature = "openapi", param(max_length = 64, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"))]
     pub kind: Option<String>,
     /// Only entries at or after this time.
     pub since: Option<DateTime<Utc>>,
@@ -409,9 +409,9 @@ impl LogFilter {
 
     /// Out-of-range filters are refused rather than quietly clamped.
     pub fn check(&self) -> Result<(), crate::InvalidValue> {
-        let long = |f: &Option<String>| f.as_ref().is_some_and(|v| v.chars().count() > 64);
-        if long(&self.seat_id) || long(&self.kind) {
-            return Err(crate::InvalidValue("seat_id and kind are at most 64 characters".into()));
+        let bad = |f: &Option<String>| f.as_ref().is_some_and(|v| v.chars().count() > 64 || v.chars().any(char::is_control));
+        if bad(&self.seat_id) || bad(&self.kind) {
+            return Err(crate::InvalidValue("seat_id and kind are at most 64 characters, none of them control characters".into()));
         }
         if self.limit.is_some_and(|l| !(1..=Self::MAX_LIMIT).contains(&l)) {
             return Err(crate::InvalidValue(format!("limit is from 1 to {}", Self::MAX_LIMIT)));

@@ -50,10 +50,11 @@ pub struct NewAccessCodes {
     pub max_uses: i32,
     #[serde(default)]
     pub limit_unit: CodeLimitUnit,
-    /// The tiers the codes open; none: every tier.
+    /// The tiers the codes open, each once; none: every tier.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tiers: Option<Vec<String>>,
-    /// The sections (or standing areas) the codes open; none: every one.
+    /// The sections (or standing areas) the codes open, each once; none:
+    /// every one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sections: Option<Vec<String>>,
     /// The presale's window; it must end by the public sale's opening.

@@ -121,8 +121,9 @@ pub async fn create_event(
             .lines()
             .find_map(|l| l.split_once('=').filter(|(t, _)| t.trim() == tier))
             .ok_or_else(|| AppError::invalid(format!("give a price for tier {tier} (a line {tier}=12.50)")))?;
-        let euros: f64 = line.1.trim().parse().map_err(|_| AppError::invalid(format!("the price of {tier} must be a number")))?;
-        tiers.push(TierPrice { tier: tier.clone(), price_cents: (euros * 100.0).round() as i32 });
+        let price_cents = cents(&format!("the price of {tier}"), line.1)?
+            .ok_or_else(|| AppError::invalid(format!("give a price for tier {tier} (a line {tier}=12.50)")))?;
+        tiers.push(TierPrice { tier: tier.clone(), price_cents });
     }
     let new = frontrow_model::NewEvent {
         name,

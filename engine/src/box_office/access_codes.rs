@@ -57,6 +57,11 @@ fn check_new_codes(new: &NewAccessCodes, tiers: &[String], sections: &[String], 
             if let Some(unknown) = asked.iter().find(|a| !known.contains(a)) {
                 return Err(EngineError::invalid(format!("{field}: this event has no {unknown:?}")));
             }
+            // Each once, so the list is never longer than the event's own.
+            let mut seen = std::collections::HashSet::new();
+            if let Some(twice) = asked.iter().find(|a| !seen.insert(a.as_str())) {
+                return Err(EngineError::invalid(format!("{field} names {twice:?} twice")));
+            }
         }
     }
     if new.starts_at >= new.ends_at {

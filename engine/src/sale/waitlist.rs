@@ -86,6 +86,9 @@ impl Engine {
     /// Puts the fan on the event's list for `quantity` seats of `tier`,
     /// which must have no seat free (or fans waiting for it already).
     pub async fn join_waitlist(&self, fan: &User, event_id: EventId, join: &JoinWaitlist) -> Result<WaitlistEntry> {
+        // Checked before it reaches the database, which refuses some
+        // characters (NUL) with an error of its own.
+        crate::venue::catalogue::check_text("tier", &join.tier, 32)?;
         let rules = self.rules(event_id).await?;
         if rules.cancelled {
             return Err(EngineError::EventCancelled);

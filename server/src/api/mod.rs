@@ -64,6 +64,7 @@ impl Modify for TheWholeTruth {
         let components = doc.components.get_or_insert_with(Default::default);
         components.add_security_scheme("session", SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::new(SESSION_COOKIE))));
         section_is_rows_or_standing(components);
+        lists_name_each_once(components);
         let error = |what: &str| -> RefOr<OpenApiResponse> {
             ResponseBuilder::new()
                 .description(what)
@@ -112,6 +113,21 @@ impl Modify for TheWholeTruth {
                         add("403", "forbidden or csrf");
                     }
                 }
+            }
+        }
+    }
+}
+
+/// A row's seat lists and a presale's tiers and sections name each one
+/// once (the engine refuses a repeat), which utoipa's field attributes
+/// cannot say.
+fn lists_name_each_once(components: &mut utoipa::openapi::Components) {
+    use utoipa::openapi::schema::Schema;
+    for (schema, fields) in [("NewRow", &["aisles_after", "wheelchair", "companion"][..]), ("NewAccessCodes", &["tiers", "sections"][..])] {
+        let Some(RefOr::T(Schema::Object(object))) = components.schemas.get_mut(schema) else { continue };
+        for field in fields {
+            if let Some(RefOr::T(Schema::Array(list))) = object.properties.get_mut(*field) {
+                list.unique_items = true;
             }
         }
     }

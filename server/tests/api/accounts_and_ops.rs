@@ -334,6 +334,10 @@ async fn the_openapi_document_describes_the_api() {
     }
     assert!(schemas.contains_key("EventId"), "the typed ids are schemas: {:?}", schemas.keys().collect::<Vec<_>>());
     assert_eq!(schemas["EventId"]["format"], "uuid");
+    // Lists the engine refuses with a repeat say so.
+    for (schema, field) in [("NewRow", "wheelchair"), ("NewRow", "companion"), ("NewRow", "aisles_after"), ("NewAccessCodes", "tiers"), ("NewAccessCodes", "sections")] {
+        assert_eq!(schemas[schema]["properties"][field]["uniqueItems"], true, "{schema}.{field}: {}", schemas[schema]["properties"][field]);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -562,6 +562,9 @@ async fn box_office_reads_and_writes_refuse_bad_input_and_change_nothing() {
         ("limit 0", format!("/api/v1/admin/events/{event}/log?limit=0")),
         ("limit 5001", format!("/api/v1/admin/events/{event}/log.csv?limit=5001")),
         ("long seat filter", format!("/api/v1/admin/events/{event}/log?seat_id={}", "s".repeat(65))),
+        // PostgreSQL refuses a NUL in text with an error of its own (a 500).
+        ("NUL in the seat filter", format!("/api/v1/admin/events/{event}/log?seat_id=A%00")),
+        ("control character in the kind filter", format!("/api/v1/admin/events/{event}/log.csv?kind=hold%01")),
         ("long search", format!("/api/v1/admin/bookings?q={long}")),
         ("unknown payment state", "/api/v1/admin/payments?state=all".to_owned()),
         ("unknown grouping", format!("/api/v1/admin/events/{event}/sales-summary.csv?by=week")),
@@ -579,6 +582,65 @@ async fn box_office_reads_and_writes_refuse_bad_input_and_change_nothing() {
     assert_error("disable myself", &patch(json!({ "disabled": true })).await, 422, "invalid_input");
     let sale = post_key(&admin, format!("/api/v1/admin/events/{event}/counter-sales"), "k1", json!([["A-1-1"], "cash", "X"])).await;
     assert_error("array sale", &sale, 422, "invalid_input");
+
+    // A row's seat lists name each seat once: a list can be no longer than
+    // its row (and is checked without comparing every pair).
+    let row = |extra: Value| {
+        let mut row = json!({ "row": "1", "seats": 6, "tier": "Front" });
+        row.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        json!({ "name": "Twice hall", "sections": [{ "section": "A", "rows": [row] }] })
+    };
+    for (what, extra) in [
+        ("a wheelchair seat twice", json!({ "wheelchair": [1, 1] })),
+        ("more aisles than seats", json!({ "aisles_after": [1, 2, 3, 4, 5, 6, 2] })),
+        ("a companion seat twice", json!({ "companion": [2, 3, 2] })),
+    ] {
+        assert_error(what, &admin.post("/api/v1/admin/layouts", row(extra)).await, 422, "invalid_input");
+    }
+    assert_eq!(count(&app, "SELECT count(*) FROM layouts WHERE name = 'Twice hall'").await, 0);
+
+    // The app's event form reads prices as euros; "nan" and "inf" parse as
+    // numbers but are not prices.
+    let layout = admin.post("/api/v1/admin/layouts", row(json!({}))).await;
+    assert_eq!(layout.status, 201, "{}", layout.body);
+    let layout_id = layout.body["layout_id"].as_str().unwrap().to_owned();
+    for price in ["nan", "inf", "-1", "1e9", "12.50"] {
+        let prices = format!("Front={price}");
+        let fields = [
+            ("name", "Priceless"),
+            ("kind", "concert"),
+            ("venue", "Twice hall"),
+            ("city", ""),
+            ("address", ""),
+            ("performers", ""),
+            ("notes", ""),
+            ("doors_at", ""),
+            ("starts_at", "2035-01-01T20:00"),
+            ("sale_opens_at", "2030-01-01T10:00"),
+            ("hold_ttl_seconds", "300"),
+            ("max_seats_per_order", "4"),
+            ("layout_id", layout_id.as_str()),
+            ("prices", prices.as_str()),
+            ("cancel_until_hours", ""),
+            ("cancel_keep_percent", ""),
+            ("cancel_fee", ""),
+            ("ticket_types", ""),
+        ];
+        let made = admin.send(admin.http.post(format!("{}/_app/admin/create_event", admin.base)).form(&fields)).await;
+        if price == "12.50" {
+            // The same form with a real price: the refusals above were the price's.
+            assert!(made.status < 400, "price {price}: {} {}", made.status, made.body);
+        } else {
+            assert_error(&format!("price {price}"), &made, 422, "invalid_input");
+            assert_eq!(count(&app, "SELECT count(*) FROM events WHERE name = 'Priceless'").await, 0);
+        }
+    }
+    let priced: Vec<i32> = sqlx::query_scalar("SELECT t.price_cents FROM price_tiers t JOIN events e USING (event_id) WHERE e.name = 'Priceless'")
+        .fetch_all(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(priced, vec![1250]);
+
     assert_eq!(admin.get("/api/v1/admin/events").await.status, 200, "still signed in and enabled");
     assert_eq!(count(&app, "SELECT count(*) FROM bookings").await, 0);
     assert_eq!(seat_state(&app.pool, event, "A-1-1").await, "available");

@@ -137,6 +137,7 @@ async fn a_presale_code_opens_only_its_seats_in_its_window_and_guessing_it_is_th
         ("neither", json!({})),
         ("a tier the event lacks", json!({ "code": "FANS-2030", "tiers": ["Balcony"] })),
         ("a section the event lacks", json!({ "code": "FANS-2030", "sections": ["Z"] })),
+        ("a tier named twice", json!({ "code": "FANS-2030", "tiers": ["Front", "Front"] })),
         ("past the public sale", json!({ "code": "FANS-2030", "ends_at": "2029-06-02T10:00:00Z" })),
         ("a code too short", json!({ "code": "AB" })),
         ("an unknown field", json!({ "code": "FANS-2030", "price_cents": 1 })),

@@ -108,6 +108,8 @@ async fn thirty_fans_wait_and_ten_seats_that_come_back_are_offered_in_order_one_
     }
     assert_error("once per event", &join(&fans[3], event, 1).await, 409, "already_on_waitlist");
     assert_error("over the order limit", &join(&outsider, event, 5).await, 422, "invalid_input");
+    let nul = outsider.post(&format!("/api/v1/events/{event}/waitlist"), json!({ "tier": "Stand\u{0}ard", "quantity": 1 })).await;
+    assert_error("a NUL in the tier", &nul, 422, "invalid_input");
 
     // Meanwhile someone not on the list keeps trying for the seats that
     // come back: every try must fail.

@@ -68,8 +68,14 @@ pub fn validate_sections(sections: &[NewSection], tiers: &HashSet<&str>) -> Resu
                 if numbers.iter().any(|n| !(1..=r.seats).contains(n)) {
                     return Err(EngineError::invalid(format!("{what} of row {:?} must be seat numbers 1 to {}", r.row, r.seats)));
                 }
+                // Each number once, so a list is never longer than its row.
+                let mut seen = HashSet::new();
+                if let Some(twice) = numbers.iter().find(|n| !seen.insert(**n)) {
+                    return Err(EngineError::invalid(format!("{what} of row {:?} lists seat {twice} twice", r.row)));
+                }
             }
-            if r.wheelchair.iter().any(|n| r.companion.contains(n)) {
+            let companions: HashSet<i32> = r.companion.iter().copied().collect();
+            if r.wheelchair.iter().any(|n| companions.contains(n)) {
                 return Err(EngineError::invalid(format!("a seat of row {:?} cannot be both wheelchair and companion", r.row)));
             }
             total += i64::from(r.seats);
@@ -119,10 +125,12 @@ pub(crate) fn plan_seats(sections: &[NewSection]) -> Vec<PlannedSeat> {
             continue;
         }
         for r in &s.rows {
+            let (wheelchair, companion, aisles_after): (HashSet<i32>, HashSet<i32>, HashSet<i32>) =
+                (r.wheelchair.iter().copied().collect(), r.companion.iter().copied().collect(), r.aisles_after.iter().copied().collect());
             for n in 1..=r.seats {
-                let kind = if r.wheelchair.contains(&n) {
+                let kind = if wheelchair.contains(&n) {
                     SeatKind::Wheelchair
-                } else if r.companion.contains(&n) {
+                } else if companion.contains(&n) {
                     SeatKind::Companion
                 } else {
                     SeatKind::Standard
@@ -134,7 +142,7 @@ pub(crate) fn plan_seats(sections: &[NewSection]) -> Vec<PlannedSeat> {
                     number: n,
                     tier: r.tier.clone(),
                     kind,
-                    aisle_before: r.aisles_after.contains(&(n - 1)),
+                    aisle_before: aisles_after.contains(&(n - 1)),
                 });
             }
         }
