@@ -86,6 +86,19 @@ pub fn performer_names() -> utoipa::openapi::Array {
     ArrayBuilder::new().items(name).max_items(Some(20)).build()
 }
 
+/// A price tier's name in the API's schema: 1 to 32 characters, not
+/// blank, no control characters.
+#[cfg(feature = "openapi")]
+pub fn tier_name() -> utoipa::openapi::Object {
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .min_length(Some(1))
+        .max_length(Some(32))
+        .pattern(Some("^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"))
+        .build()
+}
+
 /// The same, or null (a change that leaves them as they are).
 #[cfg(feature = "openapi")]
 pub fn performer_names_or_null() -> utoipa::openapi::schema::Schema {
@@ -408,14 +421,7 @@ pub struct NewRow {
     /// Number of seats in the row, numbered 1..=seats.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 1000))]
     pub seats: i32,
-    #[cfg_attr(
-        feature = "openapi",
-        schema(
-            min_length = 1,
-            max_length = 32,
-            pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"
-        )
-    )]
+    #[cfg_attr(feature = "openapi", schema(schema_with = tier_name))]
     pub tier: String,
     /// Seat numbers after which an aisle runs: the seats either side are
     /// not side by side.

@@ -12,14 +12,7 @@ use crate::ids::{EventId, HoldId, SeatId, WaitlistEntryId};
 #[serde(deny_unknown_fields)]
 pub struct JoinWaitlist {
     /// The tier wanted; it must have no seat free now.
-    #[cfg_attr(
-        feature = "openapi",
-        schema(
-            min_length = 1,
-            max_length = 32,
-            pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"
-        )
-    )]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::event::tier_name))]
     pub tier: String,
     /// Seats wanted together, at most the event's per-order limit.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 100))]

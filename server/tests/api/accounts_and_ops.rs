@@ -335,8 +335,15 @@ async fn the_openapi_document_describes_the_api() {
     assert!(schemas.contains_key("EventId"), "the typed ids are schemas: {:?}", schemas.keys().collect::<Vec<_>>());
     assert_eq!(schemas["EventId"]["format"], "uuid");
     // Lists the engine refuses with a repeat say so.
-    for (schema, field) in [("NewRow", "wheelchair"), ("NewRow", "companion"), ("NewRow", "aisles_after"), ("NewAccessCodes", "tiers"), ("NewAccessCodes", "sections")] {
+    for (schema, field) in
+        [("NewRow", "wheelchair"), ("NewRow", "companion"), ("NewRow", "aisles_after"), ("NewAccessCodes", "tiers"), ("NewAccessCodes", "sections")]
+    {
         assert_eq!(schemas[schema]["properties"][field]["uniqueItems"], true, "{schema}.{field}: {}", schemas[schema]["properties"][field]);
+    }
+    // A tier's name is described once, wherever it is asked for.
+    for schema in ["NewRow", "JoinWaitlist"] {
+        assert_eq!(schemas[schema]["properties"]["tier"]["maxLength"], 32, "{schema}: {}", schemas[schema]);
+        assert!(schemas[schema]["required"].as_array().is_some_and(|r| r.contains(&serde_json::json!("tier"))), "{schema}: {}", schemas[schema]);
     }
 }
 
