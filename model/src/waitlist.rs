@@ -104,16 +104,27 @@ pub struct WaitlistLine {
 }
 
 /// An event's waiting list for staff: its settings, figures and lines
-/// (waiting ones first, in order).
+/// (waiting ones first, in order, then the offers, newest first).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Waitlist {
     pub event_id: EventId,
     pub paused: bool,
     pub offer_minutes: i32,
+    /// Over the whole list, however many lines are shown.
     #[serde(flatten)]
     pub figures: WaitlistFigures,
+    /// The first lines, at most the `limit` asked for.
     pub lines: Vec<WaitlistLine>,
+    /// Lines on the whole list (a sold-out sale can put every fan on it).
+    pub lines_total: i64,
+}
+
+impl Waitlist {
+    /// Lines shown when no limit is asked for.
+    pub const LINES_SHOWN: i64 = 500;
+    /// The most lines one read shows.
+    pub const MAX_LINES: i64 = 5000;
 }
 
 /// How long the list is and how many offers are open.

@@ -12,9 +12,15 @@ use crate::sale::waitlist::{choose, entry_state, lock_free_seats, make_offer};
 use crate::Engine;
 
 impl Engine {
-    /// The event's list: waiting fans in order, then the offers, newest first.
-    pub async fn waitlist(&self, staff: &User, event_id: EventId) -> Result<Waitlist> {
+    /// The event's list: waiting fans in order, then the offers, newest
+    /// first; the first `limit` lines of it (default
+    /// [`Waitlist::LINES_SHOWN`]), with figures over all of it.
+    pub async fn waitlist(&self, staff: &User, event_id: EventId, limit: Option<i64>) -> Result<Waitlist> {
         require_staff(staff)?;
+        let limit = limit.unwrap_or(Waitlist::LINES_SHOWN);
+        if !(1..=Waitlist::MAX_LINES).contains(&limit) {
+            return Err(EngineError::invalid(format!("limit is from 1 to {}", Waitlist::MAX_LINES)));
+        }
         let event = sqlx::query!("SELECT waitlist_paused, waitlist_offer_minutes FROM events WHERE event_id = $1", event_id.as_uuid())
             .fetch_optional(self.pool())
             .await?
@@ -26,8 +32,10 @@ impl Engine {
                       hold_live(h.state, h.expires_at) AS "live?"
                  FROM waitlist_entries w JOIN users u USING (user_id) LEFT JOIN holds h ON h.hold_id = w.hold_id
                 WHERE w.event_id = $1
-                ORDER BY w.hold_id IS NOT NULL, CASE WHEN w.hold_id IS NULL THEN w.seq END, w.offered_at DESC"#,
-            event_id.as_uuid()
+                ORDER BY w.hold_id IS NOT NULL, CASE WHEN w.hold_id IS NULL THEN w.seq END, w.offered_at DESC
+                LIMIT $2"#,
+            event_id.as_uuid(),
+            limit
         )
         .fetch_all(self.pool())
         .await?;
@@ -57,21 +65,28 @@ impl Engine {
                 }
             })
             .collect();
-        Ok(Waitlist { event_id, paused: event.waitlist_paused, offer_minutes: event.waitlist_offer_minutes, figures: figures(&lines), lines })
+        let (figures, lines_total) = self.waitlist_counts(event_id).await?;
+        Ok(Waitlist { event_id, paused: event.waitlist_paused, offer_minutes: event.waitlist_offer_minutes, figures, lines, lines_total })
     }
 
     /// The list's length and open offers, for the dashboard.
     pub(crate) async fn waitlist_figures(&self, event_id: EventId) -> Result<WaitlistFigures> {
+        Ok(self.waitlist_counts(event_id).await?.0)
+    }
+
+    /// The list's figures and its number of lines, counted in the database.
+    async fn waitlist_counts(&self, event_id: EventId) -> Result<(WaitlistFigures, i64)> {
         let r = sqlx::query!(
             r#"SELECT count(*) FILTER (WHERE w.hold_id IS NULL) AS "waiting!",
-                      count(*) FILTER (WHERE h.state = 'checking_out' OR hold_live(h.state, h.expires_at)) AS "offers!"
+                      count(*) FILTER (WHERE h.state = 'checking_out' OR hold_live(h.state, h.expires_at)) AS "offers!",
+                      count(*) AS "lines!"
                  FROM waitlist_entries w LEFT JOIN holds h ON h.hold_id = w.hold_id
                 WHERE w.event_id = $1"#,
             event_id.as_uuid()
         )
         .fetch_one(self.pool())
         .await?;
-        Ok(WaitlistFigures { waiting: r.waiting, offers_outstanding: r.offers })
+        Ok((WaitlistFigures { waiting: r.waiting, offers_outstanding: r.offers }, r.lines))
     }
 
     /// Pauses or resumes the list, or changes how long an offer lasts (from
@@ -101,7 +116,7 @@ impl Engine {
         );
         changelog::record(&mut tx, Some(event_id), staff.user_id, "waitlist_settings", &[], &detail).await?;
         tx.commit().await?;
-        self.waitlist(staff, event_id).await
+        self.waitlist(staff, event_id, None).await
     }
 
     /// Offers seats to one fan on the list now, out of turn (paused or not):
@@ -149,12 +164,5 @@ impl Engine {
         tx.commit().await?;
         self.board().seats_written();
         Ok(hold_id)
-    }
-}
-
-fn figures(lines: &[WaitlistLine]) -> WaitlistFigures {
-    WaitlistFigures {
-        waiting: lines.iter().filter(|l| l.state == WaitlistState::Waiting).count() as i64,
-        offers_outstanding: lines.iter().filter(|l| matches!(l.state, WaitlistState::Offered | WaitlistState::Paying)).count() as i64,
     }
 }

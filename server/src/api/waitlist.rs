@@ -6,11 +6,11 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use frontrow_model::{EventId, HandOffer, HoldId, JoinWaitlist, Waitlist, WaitlistEntry, WaitlistSettings, WaitlistState};
-use serde::Serialize;
-use utoipa::ToSchema;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 
 use super::error::{ApiResult, AppError};
-use super::extract::{ApiJson, CurrentUser, IdPath, StaffUser};
+use super::extract::{ApiJson, ApiQuery, CurrentUser, IdPath, StaffUser};
 use crate::state::AppState;
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -79,11 +79,24 @@ pub async fn all_mine(State(state): State<AppState>, CurrentUser(user): CurrentU
     Ok(Json(WaitlistEntries { entries: state.engine.waitlist_entries(user.user_id, None).await? }))
 }
 
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct WaitlistQuery {
+    /// Lines shown, from the first (default 500); the figures count them all.
+    #[param(minimum = 1, maximum = 5000)]
+    pub limit: Option<i64>,
+}
+
 /// The event's list for staff: waiting fans in order, then the offers.
-#[utoipa::path(get, path = "/api/v1/admin/events/{event_id}/waitlist", params(("event_id" = Uuid, Path)), security(("session" = [])),
+#[utoipa::path(get, path = "/api/v1/admin/events/{event_id}/waitlist", params(("event_id" = Uuid, Path), WaitlistQuery), security(("session" = [])),
     responses((status = 200, body = Waitlist), (status = 404, description = "not_found: no such event", body = AppError)))]
-pub async fn list(State(state): State<AppState>, StaffUser(staff): StaffUser, IdPath(event_id): IdPath<EventId>) -> ApiResult<Json<Waitlist>> {
-    Ok(Json(state.engine.waitlist(&staff, event_id).await?))
+pub async fn list(
+    State(state): State<AppState>,
+    StaffUser(staff): StaffUser,
+    IdPath(event_id): IdPath<EventId>,
+    ApiQuery(query): ApiQuery<WaitlistQuery>,
+) -> ApiResult<Json<Waitlist>> {
+    Ok(Json(state.engine.waitlist(&staff, event_id, query.limit).await?))
 }
 
 /// Pauses or resumes the list (paused: seats that come back are free to

@@ -202,6 +202,19 @@ async fn thirty_fans_wait_and_ten_seats_that_come_back_are_offered_in_order_one_
     assert_eq!(list.body["offers_outstanding"], json!(8), "{}", list.body);
     let stats = staff.get(&format!("/api/v1/admin/events/{event}/stats")).await;
     assert_eq!(stats.body["waitlist"], json!({ "waiting": 18, "offers_outstanding": 8 }));
+    let lines_total = list.body["lines_total"].as_i64().expect("lines_total");
+    assert_eq!(list.body["lines"].as_array().map(Vec::len), Some(lines_total as usize), "all of a short list: {}", list.body);
+    // A long list is read a page at a time; the figures still count it all.
+    let first = staff.get(&format!("/api/v1/admin/events/{event}/waitlist?limit=3")).await;
+    assert_eq!(first.status, 200, "{}", first.body);
+    assert_eq!((first.body["waiting"].clone(), first.body["lines_total"].clone()), (json!(18), json!(lines_total)));
+    let shown = first.body["lines"].as_array().cloned().unwrap_or_default();
+    assert_eq!(shown.len(), 3);
+    assert_eq!(shown[..], list.body["lines"].as_array().unwrap()[..3], "the first lines, waiting fans in order");
+    for limit in ["0", "5001", "x"] {
+        let r = staff.get(&format!("/api/v1/admin/events/{event}/waitlist?limit={limit}")).await;
+        assert!(r.status == 422 || r.status == 400, "limit {limit}: {} {}", r.status, r.body);
+    }
 
     // Paused, nothing more goes out in turn; staff may still offer by hand.
     let paused = staff

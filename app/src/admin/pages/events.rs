@@ -238,7 +238,7 @@ pub async fn load_staff_event(event_id: String) -> Result<StaffEvent, AppError> 
     let event = engine.event(id).await?;
     let line = engine.staff_events().await?.into_iter().find(|e| e.event_id == id).ok_or_else(AppError::not_found)?;
     let presales = engine.access_code_batches(&user, id).await?;
-    let waitlist = engine.waitlist(&user, id).await?;
+    let waitlist = engine.waitlist(&user, id, None).await?;
     Ok(StaffEvent { queue: engine.queue_stats(id).await?, audit: engine.audit(Some(id)).await?, event, line, presales, waitlist })
 }
 

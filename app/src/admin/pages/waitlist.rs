@@ -11,6 +11,10 @@ use crate::admin::when;
 #[component]
 pub fn WaitlistSection(list: Waitlist) -> impl IntoView {
     let id = list.event_id;
+    let shown = list.lines.len();
+    let more = (list.lines_total > shown as i64).then(|| {
+        view! { <p class="hint waitlist-more">"The first " {shown} " of " {list.lines_total} " lines: the fans waiting longest, then the latest offers."</p> }
+    });
     let rows = list
         .lines
         .into_iter()
@@ -58,5 +62,6 @@ pub fn WaitlistSection(list: Waitlist) -> impl IntoView {
                 <tbody>{rows}</tbody>
             </table>
         })}
+        {more}
     }
 }
