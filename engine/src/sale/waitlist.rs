@@ -88,7 +88,7 @@ impl Engine {
     pub async fn join_waitlist(&self, fan: &User, event_id: EventId, join: &JoinWaitlist) -> Result<WaitlistEntry> {
         // Checked before it reaches the database, which refuses some
         // characters (NUL) with an error of its own.
-        crate::venue::catalogue::check_text("tier", &join.tier, 32)?;
+        crate::venue::catalogue::check_tier(&join.tier)?;
         let rules = self.rules(event_id).await?;
         if rules.cancelled {
             return Err(EngineError::EventCancelled);

@@ -9,7 +9,7 @@ use uuid::Uuid;
 
 use crate::changelog;
 use crate::error::{EngineError, Result};
-use crate::venue::catalogue::{check_text, validate_sections, MAX_TEXT_LEN};
+use crate::venue::catalogue::{check_text, check_tier, validate_sections, MAX_TEXT_LEN};
 use crate::Engine;
 
 /// The tiers a plan's rows and standing areas name, in the order they
@@ -30,7 +30,7 @@ pub fn tiers_of(sections: &[NewSection]) -> Vec<String> {
 pub fn validate_layout(sections: &[NewSection]) -> Result<i64> {
     let tiers = tiers_of(sections);
     for t in &tiers {
-        check_text("tier", t, 32)?;
+        check_tier(t)?;
     }
     if tiers.len() > 20 {
         return Err(EngineError::invalid("a layout may use at most 20 price tiers"));

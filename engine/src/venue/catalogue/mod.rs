@@ -19,9 +19,9 @@ mod search;
 
 pub(crate) use plan::{insert_sections, load_shapes, plan_seats, stage_json};
 pub use plan::{plan_layout, validate_sections, validate_stage};
-pub(crate) use rules::check_text;
 pub use rules::validate_new_event;
 use rules::{check_details, check_doors, check_refund_policy, check_rules, check_ticket_types, trimmed};
+pub(crate) use rules::{check_text, check_tier};
 pub use search::{search, EVENTS_PER_PAGE};
 
 pub const MAX_SEATS_PER_EVENT: i64 = 100_000;

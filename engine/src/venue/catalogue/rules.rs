@@ -11,6 +11,12 @@ use super::plan::{validate_sections, validate_stage};
 use super::MAX_TEXT_LEN;
 use crate::error::{EngineError, Result};
 
+/// A price tier's name, wherever one is given (as the API's schema says,
+/// `frontrow_model::event::tier_name`).
+pub(crate) fn check_tier(value: &str) -> Result<()> {
+    check_text("tier", value, 32)
+}
+
 pub(crate) fn check_text(field: &str, value: &str, max: usize) -> Result<()> {
     let len = value.trim().chars().count();
     if len == 0 || len > max || value.chars().any(char::is_control) {
@@ -152,7 +158,7 @@ pub fn validate_new_event(new: &NewEvent) -> Result<i64> {
     }
     let mut tiers = HashSet::new();
     for t in &new.tiers {
-        check_text("tier", &t.tier, 32)?;
+        check_tier(&t.tier)?;
         if !(0..=10_000_000).contains(&t.price_cents) {
             return Err(EngineError::invalid("price_cents must be 0 to 10000000"));
         }
