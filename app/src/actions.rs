@@ -262,7 +262,7 @@ pub fn queue_paths() -> [&'static str; 1] {
 /// The server functions that cost the server real work per call; they are
 /// rate limited per client like their JSON API twins.
 #[cfg(feature = "ssr")]
-pub fn rate_limited_paths() -> [&'static str; 11] {
+pub fn rate_limited_paths() -> [&'static str; 12] {
     use leptos::server_fn::ServerFn;
     [
         EnterPresaleCode::PATH,
@@ -272,6 +272,7 @@ pub fn rate_limited_paths() -> [&'static str; 11] {
         HoldFromList::PATH,
         Checkout::PATH,
         CancelTickets::PATH,
+        JoinWaitlist::PATH,
         RenewAdmission::PATH,
         SignUp::PATH,
         SignIn::PATH,

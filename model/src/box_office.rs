@@ -416,6 +416,11 @@ impl LogFilter {
         if self.limit.is_some_and(|l| !(1..=Self::MAX_LIMIT).contains(&l)) {
             return Err(crate::InvalidValue(format!("limit is from 1 to {}", Self::MAX_LIMIT)));
         }
+        for (field, when) in [("since", self.since), ("until", self.until)] {
+            if let Some(when) = when {
+                crate::check_date(field, when)?;
+            }
+        }
         Ok(())
     }
 }

@@ -10,6 +10,16 @@ use serde::{Deserialize, Serialize};
 #[error("{0}")]
 pub struct InvalidValue(pub String);
 
+/// A date as the API's `date-time` (RFC 3339) writes it: in the years 1 to
+/// 9999. A typed date may name any year of any sign, and PostgreSQL refuses
+/// some (those before 4713 BC) with an error of its own.
+pub fn check_date(field: &str, when: chrono::DateTime<chrono::Utc>) -> Result<(), InvalidValue> {
+    if !(1..=9999).contains(&chrono::Datelike::year(&when)) {
+        return Err(InvalidValue(format!("{field} must be a date in the years 1 to 9999")));
+    }
+    Ok(())
+}
+
 macro_rules! parsed_string {
     ($(#[$doc:meta])* $name:ident, $what:literal, max = $max:expr, allowed = $allowed:expr, pattern = $pattern:literal) => {
         $(#[$doc])*

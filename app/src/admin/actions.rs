@@ -74,7 +74,9 @@ fn ticket_types(value: &str) -> Result<Vec<frontrow_model::TicketType>, AppError
         for price in prices.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (tier, amount) =
                 price.split_once('=').ok_or_else(|| AppError::invalid(format!("write {name}'s prices as Tier=12.50 (not {price:?})")))?;
-            let price_cents = cents(&format!("{}'s price in {}", name.trim(), tier.trim()), amount)?.unwrap_or(0);
+            // A blank amount is a mistake, not a free ticket (write 0 for one).
+            let field = format!("{}'s price in {}", name.trim(), tier.trim());
+            let price_cents = cents(&field, amount)?.ok_or_else(|| AppError::invalid(format!("{field} is blank: write an amount (0 for free)")))?;
             priced.push(TierPrice { tier: tier.trim().to_owned(), price_cents });
         }
         types.push(frontrow_model::TicketType { name: name.trim().to_owned(), prices: priced });

@@ -64,6 +64,8 @@ fn check_new_codes(new: &NewAccessCodes, tiers: &[String], sections: &[String], 
             }
         }
     }
+    crate::venue::catalogue::check_when("starts_at", new.starts_at)?;
+    crate::venue::catalogue::check_when("ends_at", new.ends_at)?;
     if new.starts_at >= new.ends_at {
         return Err(EngineError::invalid("ends_at must be after starts_at"));
     }

@@ -18,11 +18,14 @@ impl Engine {
             return Err(EngineError::UnknownTicket);
         }
         // The one conditional UPDATE that admits: of any number of scans
-        // racing, exactly one finds the ticket still valid.
+        // racing, exactly one finds the ticket still valid. A cancelled
+        // event's tickets are refused even before its refunds have voided
+        // them (they are refunded one booking at a time).
         let mut tx = crate::db::begin(self.pool()).await?;
         let admitted = sqlx::query!(
             r#"UPDATE tickets SET state = 'checked_in', checked_in_at = now()
                 WHERE code = $1 AND state = 'valid' AND ($2::uuid IS NULL OR event_id = $2)
+                  AND NOT EXISTS (SELECT 1 FROM events e WHERE e.event_id = tickets.event_id AND e.cancelled_at IS NOT NULL)
             RETURNING ticket_id, seat_id, event_id, checked_in_at AS "at!: DateTime<Utc>""#,
             code,
             event_id.map(|id| id.as_uuid())
@@ -48,7 +51,9 @@ impl Engine {
         tx.rollback().await?;
         // Not admitted: say why.
         let t = sqlx::query!(
-            r#"SELECT event_id, state AS "state: TicketState", checked_in_at AS "checked_in_at: DateTime<Utc>" FROM tickets WHERE code = $1"#,
+            r#"SELECT t.event_id, t.state AS "state: TicketState", t.checked_in_at AS "checked_in_at: DateTime<Utc>",
+                      e.cancelled_at IS NOT NULL AS "cancelled!"
+                 FROM tickets t JOIN events e USING (event_id) WHERE t.code = $1"#,
             code
         )
         .fetch_optional(self.pool())
@@ -58,6 +63,7 @@ impl Engine {
             _ if event_id.is_some_and(|e| e != t.event_id.into()) => EngineError::WrongEvent { event_id: t.event_id.into() },
             TicketState::CheckedIn => EngineError::AlreadyCheckedIn { checked_in_at: t.checked_in_at.unwrap_or_else(Utc::now) },
             TicketState::Refunded | TicketState::Void => EngineError::TicketRefunded,
+            TicketState::Valid if t.cancelled => EngineError::EventCancelled,
             TicketState::Valid => EngineError::Internal(format!("ticket {code} is valid but was not admitted")),
         })
     }

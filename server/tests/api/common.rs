@@ -386,3 +386,11 @@ pub fn assert_error(what: &str, r: &Reply, status: u16, code: &str) {
     assert_eq!(r.body["error"], json!(code), "{what}: {}", r.body);
     assert!(r.body["message"].is_string(), "{what}: no message in {}", r.body);
 }
+
+/// The six-digit code in a verification mail as the file mailer keeps it
+/// (in the body: the subject, which is logged, does not carry it).
+pub fn mailed_code_in(mail: &serde_json::Value) -> Option<String> {
+    let body = mail["body"].as_str()?;
+    let code: String = body.split("your code is ").nth(1)?.chars().take_while(char::is_ascii_digit).collect();
+    (code.len() == 6).then_some(code)
+}

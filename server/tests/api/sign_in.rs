@@ -123,7 +123,7 @@ fn mails_to(outbox: &std::path::Path, email: &str) -> Vec<String> {
     text.lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|m| m["to"] == email)
-        .filter_map(|m| m["subject"].as_str().and_then(|s| s.rsplit(' ').next()).map(str::to_owned))
+        .filter_map(|m| crate::common::mailed_code_in(&m))
         .collect()
 }
 

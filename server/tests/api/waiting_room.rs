@@ -645,7 +645,7 @@ fn mailed_code(outbox: &std::path::Path, email: &str) -> String {
         .filter(|m| m["to"] == email)
         .last()
         .expect("a mail to the fan");
-    mail["subject"].as_str().unwrap().rsplit(' ').next().unwrap().to_owned()
+    crate::common::mailed_code_in(&mail).expect("a code in the mail")
 }
 
 #[tokio::test]
