@@ -276,7 +276,7 @@ pub async fn booking_mails(
 
 #[utoipa::path(post, path = "/api/v1/admin/checkins", request_body = CheckinRequest, security(("session" = [])),
     responses((status = 200, body = CheckinResult),
-              (status = 409, description = "already_checked_in (with checked_in_at), ticket_refunded or wrong_event", body = AppError),
+              (status = 409, description = "already_checked_in (with checked_in_at), ticket_refunded, wrong_event, or event_cancelled (its refunds not yet done)", body = AppError),
               (status = 404, description = "unknown_ticket", body = AppError)))]
 pub async fn check_in(
     State(state): State<AppState>,
