@@ -6,6 +6,7 @@
 
 mod api;
 mod board;
+mod conn;
 mod fanout;
 mod scenarios;
 mod stats;

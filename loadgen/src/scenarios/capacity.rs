@@ -1,6 +1,7 @@
 //! Capacity runs for the ratios against pgbench.
 
 use super::*;
+use crate::conn::Conn;
 
 #[derive(clap::Args)]
 pub struct CapacityArgs {
@@ -40,8 +41,12 @@ pub async fn capacity(ctx: &Ctx, args: CapacityArgs) -> Result<Report> {
     let started = Instant::now();
     let until = started + Duration::from_secs_f64(args.secs);
     let rows = args.seats / PER_ROW;
+    // The writes, compared with pgbench, are sent each on its caller's own
+    // connection (see `Conn`); the reads, compared with the same server's
+    // fixed bytes, through the shared client as before.
+    let conns = (0..args.concurrency).map(|_| Conn::new(&api.base)).collect::<Result<Vec<_>>>()?;
     // Closed loop on purpose: this measures the most the server answers.
-    let workers = (0..args.concurrency).map(|w| {
+    let workers = conns.into_iter().enumerate().map(|(w, mut conn)| {
         let (api, rec, next, ev, fans, what) = (api.clone(), rec.clone(), next.clone(), event_id.clone(), ctx.fans.clone(), args.what.clone());
         async move {
             while Instant::now() < until {
@@ -70,7 +75,7 @@ pub async fn capacity(ctx: &Ctx, args: CapacityArgs) -> Result<Report> {
                             &rec,
                             "hold one seat",
                             t,
-                            api.post(&format!("/api/v1/events/{ev}/holds"), Some(&fan.session), &[], &json!({ "seat_ids": [seat] })),
+                            conn.call(Method::POST, &format!("/api/v1/events/{ev}/holds"), &fan.session, &[], Some(&json!({ "seat_ids": [seat] }))),
                         )
                         .await
                         .is_some_and(|r| r.status == 201)
@@ -84,13 +89,13 @@ pub async fn capacity(ctx: &Ctx, args: CapacityArgs) -> Result<Report> {
                             &rec,
                             "hold one seat",
                             t,
-                            api.post(&format!("/api/v1/events/{ev}/holds"), Some(&fan.session), &[], &json!({ "seat_ids": [seat] })),
+                            conn.call(Method::POST, &format!("/api/v1/events/{ev}/holds"), &fan.session, &[], Some(&json!({ "seat_ids": [seat] }))),
                         )
                         .await;
                         match held.as_ref().filter(|r| r.status == 201).and_then(|r| r.str("hold_id").zip(r.str("hold_token"))) {
                             Some((id, token)) => {
                                 let (path, token_header) = (format!("/api/v1/holds/{id}"), [("x-hold-token", token)]);
-                                let released = api.call(Method::DELETE, &path, Some(&fan.session), &token_header, None);
+                                let released = conn.call(Method::DELETE, &path, &fan.session, &token_header, None);
                                 let released = timed(&rec, "release it", Instant::now(), released).await;
                                 rec.latency("hold + release", t);
                                 released.is_some_and(|r| r.status == 204)
@@ -111,7 +116,7 @@ pub async fn capacity(ctx: &Ctx, args: CapacityArgs) -> Result<Report> {
                             &rec,
                             "hold one seat",
                             t,
-                            api.post(&format!("/api/v1/events/{ev}/holds"), Some(&fan.session), &[], &json!({ "seat_ids": [seat] })),
+                            conn.call(Method::POST, &format!("/api/v1/events/{ev}/holds"), &fan.session, &[], Some(&json!({ "seat_ids": [seat] }))),
                         )
                         .await;
                         match held.as_ref().filter(|r| r.status == 201).and_then(|r| r.str("hold_id").zip(r.str("hold_token"))) {
@@ -119,7 +124,9 @@ pub async fn capacity(ctx: &Ctx, args: CapacityArgs) -> Result<Report> {
                                 let key = format!("capacity-{ev}-{n}");
                                 let (path, headers) = (format!("/api/v1/holds/{id}/checkout"), [("idempotency-key", key.as_str())]);
                                 let body = json!({ "hold_token": token, "payment_token": "tok_visa" });
-                                let paid = timed(&rec, "check out", Instant::now(), api.post(&path, Some(&fan.session), &headers, &body)).await;
+                                let paid =
+                                    timed(&rec, "check out", Instant::now(), conn.call(Method::POST, &path, &fan.session, &headers, Some(&body)))
+                                        .await;
                                 rec.latency("hold + checkout", t);
                                 paid.is_some_and(|r| r.status == 201)
                             }
@@ -129,9 +136,14 @@ pub async fn capacity(ctx: &Ctx, args: CapacityArgs) -> Result<Report> {
                     _ => {
                         let n = next.fetch_add(1, Ordering::Relaxed);
                         let Some(fan) = fans.get(n) else { break };
-                        timed(&rec, "queue join", t, api.post(&format!("/api/v1/events/{ev}/queue"), Some(&fan.session), &[], &json!({})))
-                            .await
-                            .is_some_and(|r| r.status == 201)
+                        timed(
+                            &rec,
+                            "queue join",
+                            t,
+                            conn.call(Method::POST, &format!("/api/v1/events/{ev}/queue"), &fan.session, &[], Some(&json!({}))),
+                        )
+                        .await
+                        .is_some_and(|r| r.status == 201)
                     }
                 };
                 rec.count(if ok { "ok" } else { "failed" });
