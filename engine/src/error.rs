@@ -81,6 +81,10 @@ pub enum EngineError {
     WrongEvent { event_id: EventId },
     #[error("the database is unavailable")]
     Unavailable(#[source] sqlx::Error),
+    /// The mail server refused or did not answer (a mail that must go now,
+    /// such as a verification code: the outbox's mail waits and retries).
+    #[error("the mail server is unavailable: {0}")]
+    MailUnavailable(String),
     #[error("database error: {0}")]
     Database(#[source] sqlx::Error),
     #[error("internal error: {0}")]
@@ -203,6 +207,10 @@ impl From<EngineError> for AppError {
             E::WrongEvent { event_id } => ErrorKind::WrongEvent { event_id },
             E::Unavailable(e) => {
                 tracing::warn!(error = %e, "database unavailable");
+                return AppError::unavailable();
+            }
+            E::MailUnavailable(e) => {
+                tracing::warn!(error = %e, "mail server unavailable");
                 return AppError::unavailable();
             }
             e @ (E::Database(_) | E::Internal(_)) => {

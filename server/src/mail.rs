@@ -46,7 +46,7 @@ impl Mailer for SmtpMailer {
         let message = built.map_err(|e| EngineError::Internal(format!("building a mail: {e}")))?;
         self.transport.send(message).await.map_err(|e| {
             tracing::warn!(to = %mail.to, error = %e, "SMTP send failed");
-            EngineError::Internal(format!("sending a mail: {e}"))
+            EngineError::MailUnavailable(e.to_string())
         })?;
         tracing::info!(to = %mail.to, subject = %mail.subject, "mail sent");
         Ok(())

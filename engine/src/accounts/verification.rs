@@ -19,6 +19,8 @@ const CODE_VALID: Duration = Duration::from_secs(15 * 60);
 const TRIES: i32 = 5;
 /// A new code is sent at most this often per account,
 const RESEND_AFTER: Duration = Duration::from_secs(30);
+/// How long a fan's request waits for the mail server to take the code.
+const MAIL_WAIT: Duration = Duration::from_secs(5);
 /// and at most this many per window (one address has one account, so this
 /// caps the mails an address gets too).
 const CODES_PER_WINDOW: i32 = 5;
@@ -84,7 +86,23 @@ impl Engine {
             "Your frontrow verification code".to_owned(),
             format!("Hello {},\n\nyour code is {code}. Enter it on frontrow within 15 minutes to verify this address.\n\nIf you did not ask for it, ignore this message.\n", fan.name),
         );
-        self.mailer().send(&mail).await?;
+        // Sent now or not at all: a fan waits on this page. A mail server
+        // that fails or hangs costs the fan neither the wait before asking
+        // again nor one of the hour's codes, and answers a quick 503.
+        let sent = match tokio::time::timeout(MAIL_WAIT, self.mailer().send(&mail)).await {
+            Ok(result) => result,
+            Err(_) => Err(EngineError::MailUnavailable(format!("no answer within {MAIL_WAIT:?}"))),
+        };
+        if let Err(e) = sent {
+            sqlx::query!(
+                "UPDATE email_codes SET sent_at = sent_at - make_interval(secs => $2), sent_in_window = greatest(sent_in_window - 1, 0) WHERE user_id = $1",
+                fan.user_id.as_uuid(),
+                RESEND_AFTER.as_secs_f64(),
+            )
+            .execute(self.pool())
+            .await?;
+            return Err(e);
+        }
         Ok(true)
     }
 

@@ -105,7 +105,8 @@ pub struct EmailVerified {
 /// Mails the signed-in fan a one-time code to verify their address (some
 /// waiting rooms ask for it). At most one code every 30 s.
 #[utoipa::path(post, path = "/api/v1/me/email-code", security(("session" = [])),
-    responses((status = 202, body = EmailCodeSent), (status = 429, description = "a code was sent moments ago")))]
+    responses((status = 202, body = EmailCodeSent), (status = 429, description = "a code was sent moments ago"),
+              (status = 503, description = "unavailable (with Retry-After): the mail server did not take the code; ask again at once", body = AppError)))]
 pub async fn send_email_code(State(state): State<AppState>, CurrentUser(user): CurrentUser) -> ApiResult<(StatusCode, Json<EmailCodeSent>)> {
     let sent = state.engine.send_email_code(&user).await?;
     Ok((StatusCode::ACCEPTED, Json(EmailCodeSent { sent, email: user.email })))

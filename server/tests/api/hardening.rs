@@ -375,6 +375,35 @@ async fn mail_goes_out_over_smtp_when_a_server_is_configured() {
     assert!(message.contains("From: frontrow <tickets@example.test>"), "{message}");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mail_server_that_hangs_answers_503_and_costs_the_fan_no_code() {
+    // Takes connections and never says a word, as a mail server that hangs.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let _silent = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    let app = spawn_app_with(move |s| s.smtp_url = Some(format!("smtp://127.0.0.1:{port}"))).await;
+    let fan = app.fan().await;
+    for attempt in ["first", "at once again"] {
+        let r = fan.post("/api/v1/me/email-code", json!({})).await;
+        assert_error(attempt, &r, 503, "unavailable");
+    }
+    // Neither attempt was counted: no wait before the next, no code of the hour used.
+    let email = fan.get("/api/v1/me").await.body["email"].as_str().expect("email").to_owned();
+    let (sent_in_window, can_ask): (i32, bool) = sqlx::query_as(
+        "SELECT c.sent_in_window, c.sent_at <= now() - interval '30 seconds' FROM email_codes c JOIN users u USING (user_id) WHERE u.email = $1",
+    )
+    .bind(&email)
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
+    assert_eq!((sent_in_window, can_ask), (0, true));
+}
+
 #[cfg(unix)]
 fn mode_and_owner(path: &std::path::Path) -> (u32, u32) {
     use std::os::unix::fs::MetadataExt;
