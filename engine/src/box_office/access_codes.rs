@@ -64,8 +64,8 @@ fn check_new_codes(new: &NewAccessCodes, tiers: &[String], sections: &[String], 
             }
         }
     }
-    crate::venue::catalogue::check_when("starts_at", new.starts_at)?;
-    crate::venue::catalogue::check_when("ends_at", new.ends_at)?;
+    frontrow_model::check_date("starts_at", new.starts_at)?;
+    frontrow_model::check_date("ends_at", new.ends_at)?;
     if new.starts_at >= new.ends_at {
         return Err(EngineError::invalid("ends_at must be after starts_at"));
     }

@@ -20,8 +20,8 @@ mod search;
 pub(crate) use plan::{insert_sections, load_shapes, plan_seats, stage_json};
 pub use plan::{plan_layout, validate_sections, validate_stage};
 pub use rules::validate_new_event;
-use rules::{check_details, check_doors, check_refund_policy, check_rules, check_ticket_types, trimmed};
-pub(crate) use rules::{check_text, check_tier, check_when};
+use rules::{check_dates, check_details, check_doors, check_refund_policy, check_rules, check_ticket_types, trimmed};
+pub(crate) use rules::{check_text, check_tier};
 pub use search::{search, EVENTS_PER_PAGE};
 
 pub const MAX_SEATS_PER_EVENT: i64 = 100_000;
@@ -223,11 +223,7 @@ impl Engine {
             check_text("kind", kind, 50)?;
         }
         check_details(changes.city.as_deref(), changes.performers.as_deref(), changes.address.as_deref(), changes.notes.as_deref())?;
-        for (field, when) in [("starts_at", changes.starts_at), ("sale_opens_at", changes.sale_opens_at), ("doors_at", changes.doors_at)] {
-            if let Some(when) = when {
-                check_when(field, when)?;
-            }
-        }
+        check_dates(changes.starts_at, changes.sale_opens_at, changes.doors_at)?;
         if let Some(policy) = &changes.refund_policy {
             check_refund_policy(policy)?;
         }

@@ -51,9 +51,15 @@ pub(super) fn check_details(city: Option<&str>, performers: Option<&[String]>, a
     Ok(())
 }
 
-/// A date an event or a presale keeps (`frontrow_model::check_date`).
-pub(crate) fn check_when(field: &str, when: DateTime<Utc>) -> Result<()> {
-    Ok(frontrow_model::check_date(field, when)?)
+/// An event's dates, those given, each one the API's `date-time` can write
+/// (`frontrow_model::check_date`).
+pub(super) fn check_dates(starts_at: Option<DateTime<Utc>>, sale_opens_at: Option<DateTime<Utc>>, doors_at: Option<DateTime<Utc>>) -> Result<()> {
+    for (field, when) in [("starts_at", starts_at), ("sale_opens_at", sale_opens_at), ("doors_at", doors_at)] {
+        if let Some(when) = when {
+            frontrow_model::check_date(field, when)?;
+        }
+    }
+    Ok(())
 }
 
 /// Doors open before the show starts, not after.
@@ -155,11 +161,7 @@ pub fn validate_new_event(new: &NewEvent) -> Result<i64> {
     check_text("kind", &new.kind, 50)?;
     check_text("venue", &new.venue, MAX_TEXT_LEN)?;
     check_details(Some(&new.city), Some(&new.performers), Some(&new.address), Some(&new.notes))?;
-    check_when("starts_at", new.starts_at)?;
-    check_when("sale_opens_at", new.sale_opens_at)?;
-    if let Some(doors_at) = new.doors_at {
-        check_when("doors_at", doors_at)?;
-    }
+    check_dates(Some(new.starts_at), Some(new.sale_opens_at), new.doors_at)?;
     check_doors(new.doors_at, new.starts_at)?;
     check_refund_policy(&new.refund_policy)?;
     check_rules(new.hold_ttl_seconds, new.max_seats_per_order)?;
